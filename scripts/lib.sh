@@ -1,0 +1,82 @@
+# Shared by scripts/demo.sh and scripts/test.sh: install what is missing,
+# build and install sbf, and run a throwaway PostgreSQL 15 cluster.
+#
+# The cluster runs as the postgres OS user (initdb refuses root) in a
+# temporary directory, listening only on a Unix socket in that directory on
+# a private port, so it never touches a cluster the user already runs.
+
+set -euo pipefail
+
+SBF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+export PG_CONFIG
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Debian packages the build and the scripts need, installed when missing
+ensure_packages() {
+	local missing=()
+	[ -x "$PG_BINDIR/postgres" ] || missing+=(postgresql-15)
+	[ -f /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] || missing+=(postgresql-server-dev-15)
+	[ -f /usr/include/xxhash.h ] || missing+=(libxxhash-dev)
+	command -v make >/dev/null || missing+=(make)
+	command -v gcc >/dev/null || missing+=(gcc)
+	command -v runuser >/dev/null || missing+=(util-linux)
+	command -v python3 >/dev/null || missing+=(python3)
+	local pkg
+	for pkg in "$@"; do
+		dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root, or install them)"
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+}
+
+build_and_install() {
+	say "building and installing sbf"
+	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null || die "build failed"
+	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null || die "install failed"
+}
+
+# start_cluster: sets PGHOST, PGPORT, PGUSER, PGDATABASE and SBF_CLUSTER
+start_cluster() {
+	id postgres >/dev/null 2>&1 || die "no postgres OS user (is postgresql-15 installed?)"
+	SBF_CLUSTER=$(mktemp -d /tmp/sbf-cluster.XXXXXX)
+	chown postgres: "$SBF_CLUSTER"
+	chmod 700 "$SBF_CLUSTER"
+	PGPORT=${SBF_PORT:-$((20000 + RANDOM % 10000))}
+	say "starting a throwaway PostgreSQL 15 cluster in $SBF_CLUSTER (port $PGPORT, socket only)"
+	runuser -u postgres -- "$PG_BINDIR/initdb" -D "$SBF_CLUSTER/data" \
+		--auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$SBF_CLUSTER/initdb.log" 2>&1 \
+		|| { cat "$SBF_CLUSTER/initdb.log" >&2; die "initdb failed"; }
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -w -t 60 \
+		-l "$SBF_CLUSTER/server.log" \
+		-o "-p $PGPORT -k $SBF_CLUSTER -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4" \
+		start >/dev/null \
+		|| { cat "$SBF_CLUSTER/server.log" >&2; die "the server did not start"; }
+	export PGHOST=$SBF_CLUSTER PGPORT PGUSER=postgres PGDATABASE=postgres SBF_CLUSTER
+	trap stop_cluster EXIT
+}
+
+stop_cluster() {
+	[ -n "${SBF_CLUSTER:-}" ] || return 0
+	if [ -f "$SBF_CLUSTER/data/postmaster.pid" ]; then
+		runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	if [ -n "${SBF_KEEP_CLUSTER:-}" ]; then
+		say "kept the cluster in $SBF_CLUSTER"
+	else
+		rm -rf "$SBF_CLUSTER"
+	fi
+	SBF_CLUSTER=
+}
+
+# A backend that crashed leaves this line in the server log
+server_crashed() {
+	grep -E "terminated by signal|server process .* was terminated|PANIC" "$SBF_CLUSTER/server.log" >/dev/null 2>&1
+}

@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloom.h
+ *	  The bloom type's operations, for the SQL functions, the aggregates
+ *	  and the window function.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_BLOOM_H
+#define SBF_BLOOM_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "format.h"
+#include "hash.h"
+
+#define BLOOM_SIZE(bits)	(BLOOM_HEADER_SIZE + BLOOM_WORDS(bits) * sizeof(uint64))
+
+extern Bloom bloom_new(int64 bits, int32 hashes, uint64 seed);
+extern Bloom bloom_new_sized(int64 capacity, double fpr, uint64 seed);
+extern void bloom_validate(const BloomData *filter, int sqlstate);
+extern Bloom bloom_from_datum(Datum datum);
+extern Bloom bloom_copy_datum(Datum datum);
+extern void bloom_check_compatible(const BloomData *a, const BloomData *b,
+								   const char *operation);
+extern void bloom_union_into(Bloom target, const BloomData *source);
+extern uint64 bloom_bits_set(const BloomData *filter);
+
+/* Test the k bits of one element */
+static inline bool
+bloom_test_hash(const BloomData *filter, SbfHash hash)
+{
+	SbfProbe	probe;
+	int			i;
+
+	sbf_probe_init(&probe, hash);
+	for (i = 0; i < filter->hashes; i++)
+	{
+		uint64		bit = sbf_probe_next(&probe, filter->bits);
+
+		if ((filter->words[bit >> 6] & (UINT64CONST(1) << (bit & 63))) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* Set the k bits of one element; return whether all were set already */
+static inline bool
+bloom_add_hash(Bloom filter, SbfHash hash)
+{
+	SbfProbe	probe;
+	bool		present = true;
+	int			i;
+
+	sbf_probe_init(&probe, hash);
+	for (i = 0; i < filter->hashes; i++)
+	{
+		uint64		bit = sbf_probe_next(&probe, filter->bits);
+		uint64		mask = UINT64CONST(1) << (bit & 63);
+
+		if ((filter->words[bit >> 6] & mask) == 0)
+		{
+			present = false;
+			filter->words[bit >> 6] |= mask;
+		}
+	}
+	return present;
+}
+
+#endif							/* SBF_BLOOM_H */

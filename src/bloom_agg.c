@@ -1,0 +1,218 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloom_agg.c
+ *	  The bloom aggregates: bloom_agg(value, capacity, fpr),
+ *	  bloom_agg(value, template) and bloom_union_agg(filter).
+ *
+ * The transition state ("internal") is the filter itself, a BloomData
+ * allocated once per group in the aggregate memory context and mutated in
+ * place: one allocation of exactly the filter's size, whatever the number
+ * of rows.  A NULL state means no row has been seen yet.
+ *
+ * Bloom filters with equal parameters merge by OR-ing their bits, and the
+ * result is exactly the filter of all the elements, so the aggregates have
+ * combine, serial and deserial functions and run under parallel query.
+ *
+ * The final function returns a copy and leaves the state alone, so it can
+ * be called repeatedly, as a window aggregate over a growing frame does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "bloom.h"
+
+PG_FUNCTION_INFO_V1(bloom_agg_trans);
+PG_FUNCTION_INFO_V1(bloom_agg_trans_int8);
+PG_FUNCTION_INFO_V1(bloom_agg_template_trans);
+PG_FUNCTION_INFO_V1(bloom_agg_template_trans_int8);
+PG_FUNCTION_INFO_V1(bloom_union_agg_trans);
+PG_FUNCTION_INFO_V1(bloom_agg_final);
+PG_FUNCTION_INFO_V1(bloom_agg_combine);
+PG_FUNCTION_INFO_V1(bloom_agg_serial);
+PG_FUNCTION_INFO_V1(bloom_agg_deserial);
+
+static MemoryContext
+bloom_agg_context(FunctionCallInfo fcinfo, const char *fname)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s called in non-aggregate context", fname)));
+	return aggcontext;
+}
+
+static void
+check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+}
+
+/* Add the element in argument 1, if not NULL, to the state */
+static Datum
+bloom_agg_add_value(FunctionCallInfo fcinfo, Bloom state, SbfElementKind kind)
+{
+	if (!PG_ARGISNULL(1))
+		bloom_add_hash(state, sbf_hash_element(PG_GETARG_DATUM(1), kind,
+											   state->seed));
+	PG_RETURN_POINTER(state);
+}
+
+/* bloom_agg(value, capacity bigint, fpr float8) */
+static Datum
+bloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
+{
+	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg");
+	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
+
+	if (state == NULL)
+	{
+		MemoryContext old;
+
+		check_not_null(fcinfo, 2, "capacity");
+		check_not_null(fcinfo, 3, "false-positive rate");
+		old = MemoryContextSwitchTo(aggcontext);
+		state = bloom_new_sized(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), 0);
+		MemoryContextSwitchTo(old);
+	}
+	return bloom_agg_add_value(fcinfo, state, kind);
+}
+
+Datum
+bloom_agg_trans(PG_FUNCTION_ARGS)
+{
+	return bloom_agg_trans_common(fcinfo, SBF_ELEMENT_VARLENA);
+}
+
+Datum
+bloom_agg_trans_int8(PG_FUNCTION_ARGS)
+{
+	return bloom_agg_trans_common(fcinfo, SBF_ELEMENT_INT8);
+}
+
+/*
+ * bloom_agg(value, template bloom): the first row's template gives the
+ * parameters and the starting contents; later rows' templates are not read
+ * (not even detoasted).
+ */
+static Datum
+bloom_agg_template_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
+{
+	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg");
+	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
+
+	if (state == NULL)
+	{
+		MemoryContext old;
+
+		check_not_null(fcinfo, 2, "template filter");
+		old = MemoryContextSwitchTo(aggcontext);
+		state = bloom_copy_datum(PG_GETARG_DATUM(2));
+		MemoryContextSwitchTo(old);
+	}
+	return bloom_agg_add_value(fcinfo, state, kind);
+}
+
+Datum
+bloom_agg_template_trans(PG_FUNCTION_ARGS)
+{
+	return bloom_agg_template_trans_common(fcinfo, SBF_ELEMENT_VARLENA);
+}
+
+Datum
+bloom_agg_template_trans_int8(PG_FUNCTION_ARGS)
+{
+	return bloom_agg_template_trans_common(fcinfo, SBF_ELEMENT_INT8);
+}
+
+/* bloom_union_agg(bloom): NULL filters are skipped */
+Datum
+bloom_union_agg_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_union_agg");
+	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
+
+	if (PG_ARGISNULL(1))
+		PG_RETURN_POINTER(state);
+
+	if (state == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(aggcontext);
+
+		state = bloom_copy_datum(PG_GETARG_DATUM(1));
+		MemoryContextSwitchTo(old);
+	}
+	else
+	{
+		Bloom		filter = bloom_from_datum(PG_GETARG_DATUM(1));
+
+		bloom_check_compatible(state, filter, "union");
+		bloom_union_into(state, filter);
+	}
+	PG_RETURN_POINTER(state);
+}
+
+/* A copy of the state, which stays usable for more rows */
+Datum
+bloom_agg_final(PG_FUNCTION_ARGS)
+{
+	Bloom		state;
+	Bloom		result;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (Bloom) PG_GETARG_POINTER(0);
+	result = (Bloom) palloc(VARSIZE(state));
+	memcpy(result, state, VARSIZE(state));
+	PG_RETURN_POINTER(result);
+}
+
+Datum
+bloom_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg_combine");
+	Bloom		state1 = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
+	Bloom		state2 = PG_ARGISNULL(1) ? NULL : (Bloom) PG_GETARG_POINTER(1);
+
+	if (state2 == NULL)
+		PG_RETURN_POINTER(state1);
+	if (state1 == NULL)
+	{
+		/* state2 may live in a shorter-lived context: copy it over */
+		state1 = (Bloom) MemoryContextAlloc(aggcontext, VARSIZE(state2));
+		memcpy(state1, state2, VARSIZE(state2));
+		PG_RETURN_POINTER(state1);
+	}
+	bloom_check_compatible(state1, state2, "union");
+	bloom_union_into(state1, state2);
+	PG_RETURN_POINTER(state1);
+}
+
+/* The serialized state is the filter's own varlena */
+Datum
+bloom_agg_serial(PG_FUNCTION_ARGS)
+{
+	Bloom		state = (Bloom) PG_GETARG_POINTER(0);
+	bytea	   *result = (bytea *) palloc(VARSIZE(state));
+
+	memcpy(result, state, VARSIZE(state));
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * The result lives in the caller's per-tuple context; the combine function
+ * copies it into the aggregate context when it becomes a group's state.
+ */
+Datum
+bloom_agg_deserial(PG_FUNCTION_ARGS)
+{
+	(void) bloom_agg_context(fcinfo, "bloom_agg_deserial");
+	PG_RETURN_POINTER(bloom_copy_datum(PG_GETARG_DATUM(0)));
+}

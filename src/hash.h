@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * hash.h
+ *	  Element hashing and the probe sequence shared by every filter.
+ *
+ * Both are part of the stored format: changing either changes which bits a
+ * stored filter has set, so they may only change with a format version.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_HASH_H
+#define SBF_HASH_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+/* The 128-bit hash of one element, split into the two double-hashing halves */
+typedef struct SbfHash
+{
+	uint64		h1;				/* low 64 bits of XXH3-128 */
+	uint64		h2;				/* high 64 bits of XXH3-128 */
+} SbfHash;
+
+/*
+ * What SQL type an element has, which decides its bytes: text and bytea are
+ * their varlena payload, bigint is 8 bytes little-endian.
+ */
+typedef enum SbfElementKind
+{
+	SBF_ELEMENT_VARLENA,		/* text or bytea */
+	SBF_ELEMENT_INT8			/* bigint */
+} SbfElementKind;
+
+extern SbfHash sbf_hash_bytes(const void *data, size_t len, uint64 seed);
+extern SbfHash sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed);
+
+/*
+ * Enhanced double hashing (Kirsch & Mitzenmacher 2006, "Less Hashing, Same
+ * Performance"; the "enhanced" variant of Dillinger & Manolios 2004):
+ *
+ *		x = h1; y = h2;
+ *		for i in 0 .. k-1:  idx_i = x mod m;  x += y;  y += i;
+ *
+ * all in uint64 arithmetic.  The "+= i" term breaks the arithmetic
+ * progression that plain double hashing falls into when h2 mod m is small.
+ */
+typedef struct SbfProbe
+{
+	uint64		x;
+	uint64		y;
+	uint64		i;
+} SbfProbe;
+
+static inline void
+sbf_probe_init(SbfProbe *probe, SbfHash hash)
+{
+	probe->x = hash.h1;
+	probe->y = hash.h2;
+	probe->i = 0;
+}
+
+/* Return the next probe index in [0, m) */
+static inline uint64
+sbf_probe_next(SbfProbe *probe, uint64 m)
+{
+	uint64		idx = probe->x % m;
+
+	probe->x += probe->y;
+	probe->y += probe->i;
+	probe->i++;
+	return idx;
+}
+
+#endif							/* SBF_HASH_H */

@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * sbf.c
+ *	  The sbf extension: Bloom filters, Stable Bloom filters and the
+ *	  offline sieve for finding duplicate URLs in streams of rows.
+ *
+ * This file only marks the library as a PostgreSQL module.  The layout of
+ * src/ is the architecture:
+ *
+ *	  format.h		the on-disk layout of every value (one place, versioned)
+ *	  hash.c		element hashing and the probe sequence
+ *	  value_io.c	text and binary framing shared by the types
+ *	  sizing.c		formulas that size filters and predict accuracy
+ *	  bloom.c		the bloom type and its scalar functions
+ *	  bloom_agg.c	the bloom aggregates
+ *	  window.c		is_duplicate(value, filter) OVER (...)
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+PG_MODULE_MAGIC;

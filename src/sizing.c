@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * sizing.c
+ *	  The formulas that size filters and predict their accuracy, and the SQL
+ *	  helpers that let a user plan memory before building anything.
+ *
+ * Bloom filter (Bloom 1970; the optimum as derived in e.g. Broder &
+ * Mitzenmacher 2004, "Network Applications of Bloom Filters"):
+ *
+ *	  after n insertions into m bits with k probes, the false-positive rate is
+ *		  fpr = (1 - e^(-k n / m))^k
+ *	  minimised at k = (m / n) ln 2, where it equals (1/2)^k, so a target
+ *	  fpr p at capacity n needs
+ *		  m = -n ln p / (ln 2)^2	bits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+
+#include "format.h"
+#include "sizing.h"
+
+PG_FUNCTION_INFO_V1(bloom_optimal_bits);
+PG_FUNCTION_INFO_V1(bloom_optimal_hashes);
+PG_FUNCTION_INFO_V1(bloom_expected_fpr);
+
+void
+sbf_check_fpr(double fpr)
+{
+	if (isnan(fpr) || fpr <= 0.0 || fpr >= 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false-positive rate must be between 0 and 1 exclusive"),
+				 errdetail("The false-positive rate given was %g.", fpr)));
+}
+
+void
+sbf_check_capacity(int64 capacity)
+{
+	if (capacity < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("capacity must be at least 1"),
+				 errdetail("The capacity given was " INT64_FORMAT ".", capacity)));
+}
+
+/*
+ * m = ceil(-n ln p / (ln 2)^2), rounded up to a multiple of 64 so that the
+ * last word of the bit array is used in full.
+ */
+uint64
+bloom_bits_for(int64 capacity, double fpr)
+{
+	double		bits;
+
+	sbf_check_capacity(capacity);
+	sbf_check_fpr(fpr);
+
+	bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
+	bits = ceil(bits / 64.0) * 64.0;
+	if (bits > (double) BLOOM_MAX_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a bloom filter for " INT64_FORMAT " elements at false-positive rate %g needs %.0f bits",
+						capacity, fpr, bits),
+				 errdetail("A bloom value holds at most " UINT64_FORMAT " bits (1 GB).",
+						   BLOOM_MAX_BITS),
+				 errhint("Split the elements over several filters, or accept a higher false-positive rate.")));
+	return (uint64) bits;
+}
+
+/* k = max(1, round(m / n * ln 2)), capped at SBF_MAX_HASHES */
+int
+bloom_hashes_for(uint64 bits, int64 capacity)
+{
+	double		k;
+
+	sbf_check_capacity(capacity);
+	k = round((double) bits / (double) capacity * M_LN2);
+	if (k < 1.0)
+		return 1;
+	if (k > SBF_MAX_HASHES)
+		return SBF_MAX_HASHES;
+	return (int) k;
+}
+
+/* (1 - e^(-k n / m))^k */
+double
+bloom_fpr_after(uint64 bits, int hashes, double n)
+{
+	return pow(1.0 - exp(-(double) hashes * n / (double) bits), hashes);
+}
+
+/* A bit count that a bloom value can hold: 1 .. BLOOM_MAX_BITS */
+void
+bloom_check_bits(int64 bits)
+{
+	if (bits < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of bits must be at least 1"),
+				 errdetail("The number of bits given was " INT64_FORMAT ".", bits)));
+	if ((uint64) bits > BLOOM_MAX_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a bloom filter of " INT64_FORMAT " bits is too large", bits),
+				 errdetail("A bloom value holds at most " UINT64_FORMAT " bits (1 GB).",
+						   BLOOM_MAX_BITS)));
+}
+
+void
+sbf_check_hashes(int32 hashes)
+{
+	if (hashes < 1 || hashes > SBF_MAX_HASHES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of hashes must be between 1 and %d", SBF_MAX_HASHES),
+				 errdetail("The number of hashes given was %d.", hashes)));
+}
+
+/* bloom_optimal_bits(capacity bigint, fpr float8) -> bigint */
+Datum
+bloom_optimal_bits(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) bloom_bits_for(PG_GETARG_INT64(0),
+										   PG_GETARG_FLOAT8(1)));
+}
+
+/* bloom_optimal_hashes(bits bigint, capacity bigint) -> int */
+Datum
+bloom_optimal_hashes(PG_FUNCTION_ARGS)
+{
+	int64		bits = PG_GETARG_INT64(0);
+
+	bloom_check_bits(bits);
+	PG_RETURN_INT32(bloom_hashes_for((uint64) bits, PG_GETARG_INT64(1)));
+}
+
+/* bloom_expected_fpr(bits bigint, hashes int, n bigint) -> float8 */
+Datum
+bloom_expected_fpr(PG_FUNCTION_ARGS)
+{
+	int64		bits = PG_GETARG_INT64(0);
+	int32		hashes = PG_GETARG_INT32(1);
+	int64		n = PG_GETARG_INT64(2);
+
+	bloom_check_bits(bits);
+	sbf_check_hashes(hashes);
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of elements must not be negative"),
+				 errdetail("The number of elements given was " INT64_FORMAT ".", n)));
+	PG_RETURN_FLOAT8(bloom_fpr_after((uint64) bits, hashes, (double) n));
+}

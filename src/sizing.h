@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * sizing.h
+ *	  The formulas that size filters and predict their accuracy.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_SIZING_H
+#define SBF_SIZING_H
+
+#include "postgres.h"
+
+extern void sbf_check_fpr(double fpr);
+extern void sbf_check_capacity(int64 capacity);
+extern void bloom_check_bits(int64 bits);
+extern void sbf_check_hashes(int32 hashes);
+extern uint64 bloom_bits_for(int64 capacity, double fpr);
+extern int	bloom_hashes_for(uint64 bits, int64 capacity);
+extern double bloom_fpr_after(uint64 bits, int hashes, double n);
+
+#endif							/* SBF_SIZING_H */

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * value_io.h
+ *	  Text and binary framing shared by the sbf types.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_VALUE_IO_H
+#define SBF_VALUE_IO_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+
+extern struct varlena *sbf_value_from_text(const char *str, const char *typname);
+extern char *sbf_value_to_text(const struct varlena *value);
+extern struct varlena *sbf_value_from_binary(StringInfo buf, const char *typname);
+extern bytea *sbf_value_to_binary(const struct varlena *value);
+extern struct varlena *sbf_detoast_arg_cached(FunctionCallInfo fcinfo, int argno);
+extern void sbf_check_magic(const struct varlena *value, uint32 magic,
+							uint16 version, const char *typname,
+							int sqlstate);
+
+#endif							/* SBF_VALUE_IO_H */

@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * window.c
+ *	  is_duplicate(value, filter) OVER (...): marking repeats in a stream
+ *	  of rows.
+ *
+ * For each row of a partition, in window order, the function answers
+ * whether the value was (probably) seen before in the partition or is in
+ * the filter given on the partition's first row, and then inserts it.
+ * It reads only the current row, so the frame clause does not matter.
+ *
+ * The filter is copied once per partition into partition-local memory and
+ * mutated in place for every row: the per-row cost is one hash and k
+ * probes, never a copy of the filter.  The filter argument is read (and
+ * detoasted) on the partition's first row only.
+ *
+ * One C entry point serves every filter type: the value's magic number
+ * picks the insert operation.  NULL values are never duplicates and are
+ * not inserted; a NULL filter is an error.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/memutils.h"
+#include "windowapi.h"
+
+#include "bloom.h"
+#include "format.h"
+#include "hash.h"
+
+PG_FUNCTION_INFO_V1(is_duplicate);
+PG_FUNCTION_INFO_V1(is_duplicate_int8);
+
+/* Insert one element; return whether it was (probably) present before */
+typedef bool (*FilterInsertFn) (void *filter, SbfHash hash);
+
+typedef struct IsDuplicateState
+{
+	void	   *filter;			/* private copy, in partition memory */
+	uint64		seed;			/* the filter's hash seed */
+	FilterInsertFn insert;
+} IsDuplicateState;
+
+static bool
+bloom_insert(void *filter, SbfHash hash)
+{
+	return bloom_add_hash((Bloom) filter, hash);
+}
+
+/*
+ * Make the partition's private filter from the first row's filter
+ * argument, in the memory context of the partition-local state.
+ */
+static void
+is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
+{
+	MemoryContext partcontext = GetMemoryChunkContext(state);
+	MemoryContext old;
+	Datum		datum;
+	bool		isnull;
+	struct varlena *copy;
+	uint32		magic;
+
+	datum = WinGetFuncArgCurrent(winobj, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("filter argument of is_duplicate must not be null"),
+				 errhint("Start from an empty filter, e.g. bloom_sized(capacity, fpr).")));
+
+	old = MemoryContextSwitchTo(partcontext);
+	copy = PG_DETOAST_DATUM_COPY(datum);
+	MemoryContextSwitchTo(old);
+
+	magic = VARSIZE(copy) >= sizeof(SbfHeader) ? ((SbfHeader *) copy)->magic : 0;
+	switch (magic)
+	{
+		case SBF_MAGIC_BLOOM:
+			bloom_validate((Bloom) copy, ERRCODE_DATA_CORRUPTED);
+			state->seed = ((Bloom) copy)->seed;
+			state->insert = bloom_insert;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("filter argument of is_duplicate is not a valid filter")));
+	}
+	state->filter = copy;
+}
+
+static Datum
+is_duplicate_common(FunctionCallInfo fcinfo, SbfElementKind kind)
+{
+	WindowObject winobj = PG_WINDOW_OBJECT();
+	IsDuplicateState *state;
+	Datum		value;
+	bool		isnull;
+
+	state = (IsDuplicateState *)
+		WinGetPartitionLocalMemory(winobj, sizeof(IsDuplicateState));
+	if (state->filter == NULL)
+		is_duplicate_start(winobj, state);
+
+	/* earlier rows are never read again: let the tuplestore drop them */
+	WinSetMarkPosition(winobj, WinGetCurrentPosition(winobj));
+
+	value = WinGetFuncArgCurrent(winobj, 0, &isnull);
+	if (isnull)
+		PG_RETURN_BOOL(false);
+
+	PG_RETURN_BOOL(state->insert(state->filter,
+								 sbf_hash_element(value, kind, state->seed)));
+}
+
+Datum
+is_duplicate(PG_FUNCTION_ARGS)
+{
+	return is_duplicate_common(fcinfo, SBF_ELEMENT_VARLENA);
+}
+
+Datum
+is_duplicate_int8(PG_FUNCTION_ARGS)
+{
+	return is_duplicate_common(fcinfo, SBF_ELEMENT_INT8);
+}
