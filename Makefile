@@ -7,11 +7,13 @@ OBJS = \
 	src/sizing.o \
 	src/bloom.o \
 	src/bloom_agg.o \
+	src/stablebloom.o \
+	src/stablebloom_agg.o \
 	src/window.o
 
 EXTENSION = sbf
 DATA = sbf--1.0.sql
-REGRESS = bloom bloom_agg is_duplicate bloom_errors
+REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom stablebloom_errors
 REGRESS_OPTS = --load-extension=sbf
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -24,4 +26,5 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h
+$(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
+	src/stablebloom.h src/prng.h src/agg.h

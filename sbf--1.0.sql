@@ -309,3 +309,216 @@ COMMENT ON FUNCTION is_duplicate(bytea, bloom) IS
 	'window function: value probably seen earlier in the partition or in filter; then remembered';
 COMMENT ON FUNCTION is_duplicate(bigint, bloom) IS
 	'window function: value probably seen earlier in the partition or in filter; then remembered';
+
+--
+-- The stablebloom type: a Stable Bloom filter (Deng & Rafiei 2006) of m
+-- cells of 0..Max, k probes and P decrements per insertion
+--
+
+CREATE TYPE stablebloom;
+
+CREATE FUNCTION stablebloom_in(cstring) RETURNS stablebloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_out(stablebloom) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_recv(internal) RETURNS stablebloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_send(stablebloom) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE stablebloom (
+	INPUT = stablebloom_in,
+	OUTPUT = stablebloom_out,
+	RECEIVE = stablebloom_recv,
+	SEND = stablebloom_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = external
+);
+COMMENT ON TYPE stablebloom IS
+	'Stable Bloom filter: bounded false positives on an endless stream, some false negatives';
+
+-- Sizing: P from a target false-positive rate, and the stable point
+
+CREATE FUNCTION stablebloom_p(fpr double precision, hashes integer, cells bigint, max integer)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_p(double precision, integer, bigint, integer) IS
+	'decrements per insertion whose stable false-positive rate is fpr (Deng & Rafiei 2006)';
+
+CREATE FUNCTION stablebloom_stable_zeros(cells bigint, hashes integer,
+										 decrements double precision, max integer)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_stable_zeros(bigint, integer, double precision, integer) IS
+	'fraction of zero cells at the stable point: (1 / (1 + 1/(P (1/k - 1/m))))^Max';
+
+CREATE FUNCTION stablebloom_fpr(cells bigint, hashes integer,
+								decrements double precision, max integer)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'stablebloom_fpr_params' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_fpr(bigint, integer, double precision, integer) IS
+	'false-positive rate at the stable point: (1 - stable_zeros)^k';
+
+-- Constructors
+
+CREATE FUNCTION stablebloom_empty(cells bigint, hashes integer, max integer,
+								  decrements integer, seed bigint DEFAULT 0)
+	RETURNS stablebloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_empty(bigint, integer, integer, integer, bigint) IS
+	'empty stable bloom filter with the given cells, hashes, max and decrements';
+
+CREATE FUNCTION stablebloom_sized(cells bigint, fpr double precision, hashes integer,
+								  max integer DEFAULT 1, seed bigint DEFAULT 0)
+	RETURNS stablebloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_sized(bigint, double precision, integer, integer, bigint) IS
+	'empty stable bloom filter with P = round(stablebloom_p(fpr, hashes, cells, max)), at least 1';
+
+-- Adding and testing elements
+
+CREATE FUNCTION stablebloom_add(filter stablebloom, value text) RETURNS stablebloom
+	AS 'MODULE_PATHNAME', 'stablebloom_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION stablebloom_add(filter stablebloom, value bytea) RETURNS stablebloom
+	AS 'MODULE_PATHNAME', 'stablebloom_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION stablebloom_add(filter stablebloom, value bigint) RETURNS stablebloom
+	AS 'MODULE_PATHNAME', 'stablebloom_add_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_add(stablebloom, text) IS 'filter after one insertion of value (NULL inserts nothing)';
+COMMENT ON FUNCTION stablebloom_add(stablebloom, bytea) IS 'filter after one insertion of value (NULL inserts nothing)';
+COMMENT ON FUNCTION stablebloom_add(stablebloom, bigint) IS 'filter after one insertion of value (NULL inserts nothing)';
+
+CREATE FUNCTION stablebloom_contains(filter stablebloom, value text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_contains(filter stablebloom, value bytea) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_contains(filter stablebloom, value bigint) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contains_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_contains(stablebloom, text) IS 'true if value was probably inserted recently';
+COMMENT ON FUNCTION stablebloom_contains(stablebloom, bytea) IS 'true if value was probably inserted recently';
+COMMENT ON FUNCTION stablebloom_contains(stablebloom, bigint) IS 'true if value was probably inserted recently';
+
+CREATE FUNCTION stablebloom_contained_by(value text, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contained_by' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_contained_by(value bytea, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contained_by' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION stablebloom_contained_by(value bigint, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'stablebloom_contained_by_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_contained_by(text, stablebloom) IS 'stablebloom_contains with the arguments swapped';
+COMMENT ON FUNCTION stablebloom_contained_by(bytea, stablebloom) IS 'stablebloom_contains with the arguments swapped';
+COMMENT ON FUNCTION stablebloom_contained_by(bigint, stablebloom) IS 'stablebloom_contains with the arguments swapped';
+
+CREATE FUNCTION stablebloom_eq(stablebloom, stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_eq(stablebloom, stablebloom) IS
+	'same parameters, cells, insertions and PRNG state';
+CREATE FUNCTION stablebloom_ne(stablebloom, stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_ne(stablebloom, stablebloom) IS 'not stablebloom_eq';
+
+-- Statistics
+
+CREATE FUNCTION stablebloom_fpr(stablebloom) RETURNS double precision
+	AS 'MODULE_PATHNAME', 'stablebloom_fpr_current' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_fpr(stablebloom) IS
+	'current false-positive probability: (1 - zero cells / cells)^hashes';
+
+CREATE FUNCTION stablebloom_info(stablebloom) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION stablebloom_info(stablebloom) IS
+	'parameters, insertions, zero fraction, current and stable false-positive rate as jsonb';
+
+-- Operators
+
+CREATE OPERATOR @> (
+	LEFTARG = stablebloom, RIGHTARG = text, PROCEDURE = stablebloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR @> (
+	LEFTARG = stablebloom, RIGHTARG = bytea, PROCEDURE = stablebloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR @> (
+	LEFTARG = stablebloom, RIGHTARG = bigint, PROCEDURE = stablebloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR <@ (
+	LEFTARG = text, RIGHTARG = stablebloom, PROCEDURE = stablebloom_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR <@ (
+	LEFTARG = bytea, RIGHTARG = stablebloom, PROCEDURE = stablebloom_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR <@ (
+	LEFTARG = bigint, RIGHTARG = stablebloom, PROCEDURE = stablebloom_contained_by,
+	COMMUTATOR = @>
+);
+COMMENT ON OPERATOR @> (stablebloom, text) IS 'filter probably contains value';
+COMMENT ON OPERATOR @> (stablebloom, bytea) IS 'filter probably contains value';
+COMMENT ON OPERATOR @> (stablebloom, bigint) IS 'filter probably contains value';
+COMMENT ON OPERATOR <@ (text, stablebloom) IS 'value is probably contained in filter';
+COMMENT ON OPERATOR <@ (bytea, stablebloom) IS 'value is probably contained in filter';
+COMMENT ON OPERATOR <@ (bigint, stablebloom) IS 'value is probably contained in filter';
+
+CREATE OPERATOR = (
+	LEFTARG = stablebloom, RIGHTARG = stablebloom, PROCEDURE = stablebloom_eq,
+	COMMUTATOR = =, NEGATOR = <>
+);
+COMMENT ON OPERATOR = (stablebloom, stablebloom) IS 'same parameters, cells and state';
+CREATE OPERATOR <> (
+	LEFTARG = stablebloom, RIGHTARG = stablebloom, PROCEDURE = stablebloom_ne,
+	COMMUTATOR = <>, NEGATOR = =
+);
+COMMENT ON OPERATOR <> (stablebloom, stablebloom) IS 'different parameters, cells or state';
+
+-- The aggregate: insertions in input order, from a starting filter.  No
+-- combine function (a stable Bloom filter has no meaningful union), so it
+-- is not parallel safe; it runs in the leader, above any parallel scan.
+
+CREATE FUNCTION stablebloom_agg_trans(internal, text, stablebloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'stablebloom_agg_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION stablebloom_agg_trans(internal, bytea, stablebloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'stablebloom_agg_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION stablebloom_agg_trans(internal, bigint, stablebloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'stablebloom_agg_trans_int8' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION stablebloom_agg_final(internal) RETURNS stablebloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE;
+
+CREATE AGGREGATE stablebloom_agg(value text, filter stablebloom) (
+	SFUNC = stablebloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = stablebloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE stablebloom_agg(value bytea, filter stablebloom) (
+	SFUNC = stablebloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = stablebloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE stablebloom_agg(value bigint, filter stablebloom) (
+	SFUNC = stablebloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = stablebloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+COMMENT ON AGGREGATE stablebloom_agg(text, stablebloom) IS
+	'filter after inserting the values in input order: use ORDER BY a unique key';
+COMMENT ON AGGREGATE stablebloom_agg(bytea, stablebloom) IS
+	'filter after inserting the values in input order: use ORDER BY a unique key';
+COMMENT ON AGGREGATE stablebloom_agg(bigint, stablebloom) IS
+	'filter after inserting the values in input order: use ORDER BY a unique key';
+
+-- Marking duplicates with a stable Bloom filter (the same C function as
+-- for bloom: the filter's magic number picks the insertion)
+
+CREATE FUNCTION is_duplicate(value text, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bytea, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bigint, filter stablebloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate_int8' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION is_duplicate(text, stablebloom) IS
+	'window function: value probably seen recently in the partition or in filter; then inserted';
+COMMENT ON FUNCTION is_duplicate(bytea, stablebloom) IS
+	'window function: value probably seen recently in the partition or in filter; then inserted';
+COMMENT ON FUNCTION is_duplicate(bigint, stablebloom) IS
+	'window function: value probably seen recently in the partition or in filter; then inserted';

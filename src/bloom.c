@@ -389,11 +389,8 @@ bloom_intersect(PG_FUNCTION_ARGS)
 static bool
 bloom_equal(Datum a_datum, Datum b_datum)
 {
-	Bloom		a = bloom_from_datum(a_datum);
-	Bloom		b = bloom_from_datum(b_datum);
-
-	return VARSIZE(a) == VARSIZE(b) &&
-		memcmp(VARDATA(a), VARDATA(b), VARSIZE(a) - VARHDRSZ) == 0;
+	return sbf_value_equal((struct varlena *) bloom_from_datum(a_datum),
+						   (struct varlena *) bloom_from_datum(b_datum));
 }
 
 Datum

@@ -22,7 +22,9 @@
 
 #include "fmgr.h"
 
+#include "agg.h"
 #include "bloom.h"
+#include "value_io.h"
 
 PG_FUNCTION_INFO_V1(bloom_agg_trans);
 PG_FUNCTION_INFO_V1(bloom_agg_trans_int8);
@@ -33,27 +35,6 @@ PG_FUNCTION_INFO_V1(bloom_agg_final);
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
 PG_FUNCTION_INFO_V1(bloom_agg_serial);
 PG_FUNCTION_INFO_V1(bloom_agg_deserial);
-
-static MemoryContext
-bloom_agg_context(FunctionCallInfo fcinfo, const char *fname)
-{
-	MemoryContext aggcontext;
-
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s called in non-aggregate context", fname)));
-	return aggcontext;
-}
-
-static void
-check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
-}
 
 /* Add the element in argument 1, if not NULL, to the state */
 static Datum
@@ -69,15 +50,15 @@ bloom_agg_add_value(FunctionCallInfo fcinfo, Bloom state, SbfElementKind kind)
 static Datum
 bloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 {
-	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg");
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_agg");
 	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 
 	if (state == NULL)
 	{
 		MemoryContext old;
 
-		check_not_null(fcinfo, 2, "capacity");
-		check_not_null(fcinfo, 3, "false-positive rate");
+		sbf_agg_check_not_null(fcinfo, 2, "capacity");
+		sbf_agg_check_not_null(fcinfo, 3, "false-positive rate");
 		old = MemoryContextSwitchTo(aggcontext);
 		state = bloom_new_sized(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), 0);
 		MemoryContextSwitchTo(old);
@@ -105,14 +86,14 @@ bloom_agg_trans_int8(PG_FUNCTION_ARGS)
 static Datum
 bloom_agg_template_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 {
-	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg");
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_agg");
 	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 
 	if (state == NULL)
 	{
 		MemoryContext old;
 
-		check_not_null(fcinfo, 2, "template filter");
+		sbf_agg_check_not_null(fcinfo, 2, "template filter");
 		old = MemoryContextSwitchTo(aggcontext);
 		state = bloom_copy_datum(PG_GETARG_DATUM(2));
 		MemoryContextSwitchTo(old);
@@ -136,7 +117,7 @@ bloom_agg_template_trans_int8(PG_FUNCTION_ARGS)
 Datum
 bloom_union_agg_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_union_agg");
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_union_agg");
 	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1))
@@ -163,21 +144,15 @@ bloom_union_agg_trans(PG_FUNCTION_ARGS)
 Datum
 bloom_agg_final(PG_FUNCTION_ARGS)
 {
-	Bloom		state;
-	Bloom		result;
-
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = (Bloom) PG_GETARG_POINTER(0);
-	result = (Bloom) palloc(VARSIZE(state));
-	memcpy(result, state, VARSIZE(state));
-	PG_RETURN_POINTER(result);
+	PG_RETURN_POINTER(sbf_value_copy((struct varlena *) PG_GETARG_POINTER(0)));
 }
 
 Datum
 bloom_agg_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = bloom_agg_context(fcinfo, "bloom_agg_combine");
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_agg_combine");
 	Bloom		state1 = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 	Bloom		state2 = PG_ARGISNULL(1) ? NULL : (Bloom) PG_GETARG_POINTER(1);
 
@@ -186,8 +161,10 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	if (state1 == NULL)
 	{
 		/* state2 may live in a shorter-lived context: copy it over */
-		state1 = (Bloom) MemoryContextAlloc(aggcontext, VARSIZE(state2));
-		memcpy(state1, state2, VARSIZE(state2));
+		MemoryContext old = MemoryContextSwitchTo(aggcontext);
+
+		state1 = (Bloom) sbf_value_copy((struct varlena *) state2);
+		MemoryContextSwitchTo(old);
 		PG_RETURN_POINTER(state1);
 	}
 	bloom_check_compatible(state1, state2, "union");
@@ -199,11 +176,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 Datum
 bloom_agg_serial(PG_FUNCTION_ARGS)
 {
-	Bloom		state = (Bloom) PG_GETARG_POINTER(0);
-	bytea	   *result = (bytea *) palloc(VARSIZE(state));
-
-	memcpy(result, state, VARSIZE(state));
-	PG_RETURN_BYTEA_P(result);
+	PG_RETURN_BYTEA_P(sbf_value_copy((struct varlena *) PG_GETARG_POINTER(0)));
 }
 
 /*
@@ -213,6 +186,6 @@ bloom_agg_serial(PG_FUNCTION_ARGS)
 Datum
 bloom_agg_deserial(PG_FUNCTION_ARGS)
 {
-	(void) bloom_agg_context(fcinfo, "bloom_agg_deserial");
+	(void) sbf_agg_context(fcinfo, "bloom_agg_deserial");
 	PG_RETURN_POINTER(bloom_copy_datum(PG_GETARG_DATUM(0)));
 }

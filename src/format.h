@@ -38,6 +38,7 @@
 
 /* The current (and so far only) format version of each type */
 #define SBF_BLOOM_VERSION		1
+#define SBF_STABLEBLOOM_VERSION	1
 
 /* Largest number of probes per element we accept */
 #define SBF_MAX_HASHES			256
@@ -92,5 +93,60 @@ typedef BloomData *Bloom;
  */
 #define BLOOM_MAX_BITS \
 	((uint64) ((MaxAllocSize - BLOOM_HEADER_SIZE) / sizeof(uint64)) * 64)
+
+/*
+ * stablebloom: a Stable Bloom filter (Deng & Rafiei 2006) of "cells" cells
+ * holding 0..max, probed "hashes" times, with "decrements" cells
+ * decremented per insertion at positions drawn from a SplitMix64 PRNG
+ * whose state is part of the value (so a filter continues exactly where it
+ * stopped).
+ *
+ * payload offset  size  field
+ *   0             4     magic       = SBF_MAGIC_STABLEBLOOM
+ *   4             2     version     = 1
+ *   6             2     hashes      (k), 1..SBF_MAX_HASHES
+ *   8             1     max         (Max), 1..255
+ *   9             1     cell_bits   bits per cell: the fewest that hold max
+ *  10             2     reserved, must be zero
+ *  12             8     decrements  (P), 0..cells
+ *  20             8     cells       (m), >= 1
+ *  28             8     seed        of XXH3-128
+ *  36             8     insertions  elements inserted so far
+ *  44             8     prng        SplitMix64 state
+ *  52             8*W   words       cell i is bits [i*b, i*b + b) of the
+ *                                   little-endian bit string of the words
+ *                                   (b = cell_bits), W = ceil(m * b / 64);
+ *                                   no cell exceeds max, bits >= m * b are 0
+ *
+ * With the varlena header in front, the words start 56 bytes into the
+ * value, 8-byte aligned.
+ */
+typedef struct StableBloomData
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint16		version;
+	uint16		hashes;
+	uint8		max;
+	uint8		cell_bits;
+	uint16		reserved;
+	uint64		decrements;
+	uint64		cells;
+	uint64		seed;
+	uint64		insertions;
+	uint64		prng;
+	uint64		words[FLEXIBLE_ARRAY_MEMBER];
+} StableBloomData;
+
+typedef StableBloomData *StableBloom;
+
+#define STABLEBLOOM_HEADER_SIZE	offsetof(StableBloomData, words)
+#define STABLEBLOOM_WORDS(cells, cell_bits) \
+	(((uint64) (cells) * (uint64) (cell_bits) + 63) / 64)
+#define STABLEBLOOM_MAX_MAX		255
+
+/* The largest number of cells of b bits that fits 1 GB */
+#define STABLEBLOOM_MAX_CELLS(cell_bits) \
+	((uint64) ((MaxAllocSize - STABLEBLOOM_HEADER_SIZE) / sizeof(uint64)) * 64 / (cell_bits))
 
 #endif							/* SBF_FORMAT_H */

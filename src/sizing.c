@@ -13,6 +13,8 @@
  *	  fpr p at capacity n needs
  *		  m = -n ln p / (ln 2)^2	bits.
  *
+ * The Stable Bloom filter's formulas are further down.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -156,4 +158,132 @@ bloom_expected_fpr(PG_FUNCTION_ARGS)
 				 errmsg("number of elements must not be negative"),
 				 errdetail("The number of elements given was " INT64_FORMAT ".", n)));
 	PG_RETURN_FLOAT8(bloom_fpr_after((uint64) bits, hashes, (double) n));
+}
+
+/*
+ * Stable Bloom filter (Deng & Rafiei 2006, "Approximately Detecting
+ * Duplicates for Streaming Data using Stable Bloom Filters", SIGMOD):
+ *
+ *	  with m cells of 0..Max, k probes and P decrements per insertion, the
+ *	  expected fraction of zero cells converges to
+ *		  stable_zeros = (1 / (1 + 1 / (P (1/k - 1/m))))^Max
+ *	  and the false-positive rate to (1 - stable_zeros)^k.  Solving the
+ *	  latter for P at a target rate fpr gives
+ *		  P = 1 / ((1 / (1 - fpr^(1/k))^(1/Max) - 1) (1/k - 1/m)).
+ *
+ * P = 0 never forgets: the filter saturates like a Bloom filter, zeros -> 0.
+ */
+void
+stablebloom_check_params(int64 cells, int32 hashes, int32 max)
+{
+	if (cells < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of cells must be at least 1"),
+				 errdetail("The number of cells given was " INT64_FORMAT ".", cells)));
+	sbf_check_hashes(hashes);
+	if (max < 1 || max > STABLEBLOOM_MAX_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max must be between 1 and %d", STABLEBLOOM_MAX_MAX),
+				 errdetail("The max given was %d.", max)));
+	if (cells <= hashes)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of cells must exceed the number of hashes"),
+				 errdetail("The filter has " INT64_FORMAT " cells and %d hashes.",
+						   cells, hashes)));
+}
+
+/* P in 0..m; a fractional P (from stablebloom_p) is allowed in formulas */
+void
+stablebloom_check_decrements(int64 cells, double decrements)
+{
+	if (isnan(decrements) || decrements < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of decrements must not be negative"),
+				 errdetail("The number of decrements given was %g.", decrements)));
+	if (decrements > (double) cells)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of decrements must not exceed the number of cells"),
+				 errdetail("The filter has " INT64_FORMAT " cells and %g decrements.",
+						   cells, decrements)));
+}
+
+double
+stablebloom_p_for(double fpr, int32 hashes, int64 cells, int32 max)
+{
+	double		x;
+
+	sbf_check_fpr(fpr);
+	stablebloom_check_params(cells, hashes, max);
+	x = pow(fpr, 1.0 / hashes);
+	return 1.0 / ((pow(1.0 / (1.0 - x), 1.0 / max) - 1.0) *
+				  (1.0 / hashes - 1.0 / (double) cells));
+}
+
+double
+stablebloom_stable_zeros_for(int64 cells, int32 hashes, double decrements, int32 max)
+{
+	stablebloom_check_params(cells, hashes, max);
+	stablebloom_check_decrements(cells, decrements);
+	if (decrements == 0)
+		return 0.0;
+	return pow(1.0 / (1.0 + 1.0 / (decrements *
+									(1.0 / hashes - 1.0 / (double) cells))),
+			   max);
+}
+
+double
+stablebloom_fpr_for(int64 cells, int32 hashes, double decrements, int32 max)
+{
+	return pow(1.0 - stablebloom_stable_zeros_for(cells, hashes, decrements, max),
+			   hashes);
+}
+
+/* P = round(stablebloom_p(...)), at least 1 */
+int64
+stablebloom_decrements_for(double fpr, int32 hashes, int64 cells, int32 max)
+{
+	double		p = round(stablebloom_p_for(fpr, hashes, cells, max));
+
+	if (p < 1.0)
+		return 1;
+	if (p > (double) cells)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false-positive rate %g needs %.0f decrements per insertion, more than the " INT64_FORMAT " cells",
+						fpr, p, cells),
+				 errhint("Use more hashes or a higher false-positive rate.")));
+	return (int64) p;
+}
+
+PG_FUNCTION_INFO_V1(stablebloom_p);
+PG_FUNCTION_INFO_V1(stablebloom_stable_zeros);
+PG_FUNCTION_INFO_V1(stablebloom_fpr_params);
+
+/* stablebloom_p(fpr float8, hashes int, cells bigint, max int) -> float8 */
+Datum
+stablebloom_p(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(stablebloom_p_for(PG_GETARG_FLOAT8(0), PG_GETARG_INT32(1),
+									   PG_GETARG_INT64(2), PG_GETARG_INT32(3)));
+}
+
+/* stablebloom_stable_zeros(cells bigint, hashes int, decrements float8, max int) */
+Datum
+stablebloom_stable_zeros(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(stablebloom_stable_zeros_for(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
+												  PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3)));
+}
+
+/* stablebloom_fpr(cells bigint, hashes int, decrements float8, max int) */
+Datum
+stablebloom_fpr_params(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(stablebloom_fpr_for(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
+										 PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3)));
 }

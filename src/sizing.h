@@ -18,4 +18,14 @@ extern uint64 bloom_bits_for(int64 capacity, double fpr);
 extern int	bloom_hashes_for(uint64 bits, int64 capacity);
 extern double bloom_fpr_after(uint64 bits, int hashes, double n);
 
+extern void stablebloom_check_params(int64 cells, int32 hashes, int32 max);
+extern void stablebloom_check_decrements(int64 cells, double decrements);
+extern double stablebloom_p_for(double fpr, int32 hashes, int64 cells, int32 max);
+extern double stablebloom_stable_zeros_for(int64 cells, int32 hashes,
+										   double decrements, int32 max);
+extern double stablebloom_fpr_for(int64 cells, int32 hashes, double decrements,
+								  int32 max);
+extern int64 stablebloom_decrements_for(double fpr, int32 hashes, int64 cells,
+									   int32 max);
+
 #endif							/* SBF_SIZING_H */

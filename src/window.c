@@ -29,6 +29,7 @@
 #include "bloom.h"
 #include "format.h"
 #include "hash.h"
+#include "stablebloom.h"
 
 PG_FUNCTION_INFO_V1(is_duplicate);
 PG_FUNCTION_INFO_V1(is_duplicate_int8);
@@ -47,6 +48,12 @@ static bool
 bloom_insert(void *filter, SbfHash hash)
 {
 	return bloom_add_hash((Bloom) filter, hash);
+}
+
+static bool
+stablebloom_insert(void *filter, SbfHash hash)
+{
+	return stablebloom_add_hash((StableBloom) filter, hash);
 }
 
 /*
@@ -81,6 +88,11 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 			bloom_validate((Bloom) copy, ERRCODE_DATA_CORRUPTED);
 			state->seed = ((Bloom) copy)->seed;
 			state->insert = bloom_insert;
+			break;
+		case SBF_MAGIC_STABLEBLOOM:
+			stablebloom_validate((StableBloom) copy, ERRCODE_DATA_CORRUPTED);
+			state->seed = ((StableBloom) copy)->seed;
+			state->insert = stablebloom_insert;
 			break;
 		default:
 			ereport(ERROR,
