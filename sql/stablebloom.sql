@@ -109,3 +109,55 @@ SELECT (SELECT stablebloom_agg(url, (SELECT filter FROM stream_state) ORDER BY p
 SELECT stablebloom_info(stablebloom_agg(url, stablebloom_empty(40, 2, 1, 3) ORDER BY pos)) ->> 'insertions' AS insertions
 FROM stream;
 SELECT stablebloom_agg(url, stablebloom_empty(40, 2, 1, 3)) IS NULL AS no_rows FROM stream WHERE false;
+
+--
+-- The crawler's batch pattern (docs/stablebloom.md): mark each new batch
+-- from the stored filter, then store the filter after the batch.  (In a
+-- schema of its own: other tests have tables of the same names.)
+--
+CREATE SCHEMA crawler;
+SET search_path = crawler, public;
+CREATE TABLE crawl (pos bigint PRIMARY KEY, url text NOT NULL);
+CREATE TABLE crawl_state (id int PRIMARY KEY, filter stablebloom NOT NULL,
+						  marked_up_to bigint NOT NULL);
+INSERT INTO crawl_state VALUES (1, stablebloom_empty(40, 2, 1, 3), 0);
+CREATE TABLE fetched (pos bigint, url text);
+
+CREATE PROCEDURE pg_temp.mark_batch() LANGUAGE sql AS $$
+	INSERT INTO fetched
+	SELECT pos, url
+	FROM (SELECT pos, url,
+				 is_duplicate(url, (SELECT filter FROM crawl_state WHERE id = 1))
+					 OVER (ORDER BY pos) AS seen
+		  FROM crawl
+		  WHERE pos > (SELECT marked_up_to FROM crawl_state WHERE id = 1)) s
+	WHERE NOT seen;
+
+	UPDATE crawl_state
+	SET filter = (SELECT stablebloom_agg(url, crawl_state.filter ORDER BY pos)
+				  FROM crawl WHERE pos > crawl_state.marked_up_to),
+		marked_up_to = (SELECT max(pos) FROM crawl)
+	WHERE id = 1 AND EXISTS (SELECT FROM crawl WHERE pos > crawl_state.marked_up_to);
+$$;
+
+-- two batches of discovered links
+INSERT INTO crawl SELECT pos, url FROM stream WHERE pos <= 10;
+CALL pg_temp.mark_batch();
+INSERT INTO crawl SELECT pos, url FROM stream WHERE pos > 10 AND url IS NOT NULL;
+CALL pg_temp.mark_batch();
+CALL pg_temp.mark_batch();	-- nothing new: nothing changes
+
+-- what was fetched is what one pass over everything would fetch
+CREATE TABLE one_pass AS
+	SELECT pos, url FROM (
+		SELECT pos, url, is_duplicate(url, stablebloom_empty(40, 2, 1, 3)) OVER (ORDER BY pos) AS seen
+		FROM crawl) s
+	WHERE NOT seen;
+SELECT (SELECT count(*) FROM fetched) AS fetched, (SELECT count(*) FROM one_pass) AS one_pass,
+	   (SELECT count(*) FROM (TABLE fetched EXCEPT TABLE one_pass) d) AS only_in_batches,
+	   (SELECT count(*) FROM (TABLE one_pass EXCEPT TABLE fetched) d) AS only_in_one_pass;
+SELECT marked_up_to,
+	   filter = (SELECT stablebloom_agg(url, stablebloom_empty(40, 2, 1, 3) ORDER BY pos) FROM crawl)
+		   AS filter_is_one_pass
+FROM crawl_state;
+RESET search_path;

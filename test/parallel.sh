@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bloom_agg and bloom_union_agg under a forced parallel plan give exactly
-# the serial result.
+# the serial result; stablebloom_agg is never run as partial aggregates.
 . "$(dirname "$0")/lib.sh"
 fresh_db
 
@@ -33,5 +33,16 @@ for agg in "bloom_agg(url, 300000, 0.01) FROM crawl" \
 		 FROM serial_result s, parallel_result p"
 	q -c "DROP TABLE serial_result, parallel_result"
 done
+
+# stablebloom_agg has no combine function: never a Partial Aggregate, and
+# with ORDER BY the same result whatever the plan below it
+agg="stablebloom_agg(url, stablebloom_sized(100000, 0.05, 4) ORDER BY pos) FROM crawl"
+plan=$(q -c "$PARALLEL" -c "EXPLAIN (COSTS OFF) SELECT $agg")
+check "stablebloom_agg is never split into partial aggregates" bash -c "! grep -q 'Partial Aggregate' <<<'$plan'"
+q -c "$SERIAL" -c "CREATE TABLE serial_result AS SELECT ${agg/ FROM/ AS f FROM}"
+q -c "$PARALLEL" -c "CREATE TABLE parallel_result AS SELECT ${agg/ FROM/ AS f FROM}"
+check_sql "stablebloom_agg ... ORDER BY pos gives the same filter under a parallel-enabled plan" \
+	"SELECT s.f = p.f AND (stablebloom_info(s.f)->>'insertions')::bigint = 1000000
+	 FROM serial_result s, parallel_result p"
 
 finish

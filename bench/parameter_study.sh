@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Parameter study: how well do bloom and stablebloom mark the repeats of real
+# URL streams, at equal memory?  For each stream, and for each memory budget
+# (a number of bits per distinct URL of the stream), it runs
+#
+#   is_duplicate(url, <filter>) OVER (ORDER BY pos)
+#
+# with a Bloom filter (k = bloom_optimal_hashes for the budget) and with
+# Stable Bloom filters of every k, Max and target false-positive rate of the
+# grid (P from stablebloom_sized, cells = budget bits / bits per cell), and
+# prints one table per stream against the exact answer
+# (row_number() OVER (PARTITION BY url ORDER BY pos) > 1):
+#
+#   tp  repeats flagged             fp  first visits flagged (pages skipped)
+#   fn  repeats missed (refetched)  precision, recall, f1 as usual
+#   p   decrements per insertion    seconds  the marking pass, joined to the
+#                                            exact answer to count
+#
+#   bash bench/parameter_study.sh [STREAM ...] > study.txt
+#
+# STREAM is a file name in $SBF_STREAMS_DIR (default ../shared/data from the
+# repository root): doccrawl-pg-python.tsv.gz, doccrawl-rust.tsv.gz and
+# eot2024-sitemaps-a-m.txt.gz, all three by default.  *.tsv.gz files are
+# pos<TAB>url; any other *.gz file is one URL a line, the line number being
+# the position.  Progress goes to stderr, the tables to stdout.
+#
+# As root on Debian 12 it installs what is missing, builds and installs sbf
+# and runs a throwaway PostgreSQL 15 cluster (scripts/lib.sh).  With
+# SBF_USE_EXISTING=1 it uses the server and database that PGHOST, PGPORT,
+# PGUSER and PGDATABASE name instead (sbf must be installed there; the script
+# runs CREATE EXTENSION IF NOT EXISTS sbf and works in a schema sbf_study,
+# which must not exist and is dropped at the end).
+#
+# The grid, as space-separated lists in the environment:
+#
+#   SBF_BITS_PER_URL  memory budgets, bits per distinct URL  (0.5 2 8 32)
+#   SBF_HASHES        stablebloom k                          (2 4 8)
+#   SBF_MAXES         stablebloom Max: 1, 3, 7 take 1, 2, 3 bits a cell (1 3)
+#   SBF_FPRS          stablebloom target false-positive rates (0.01 0.05 0.2)
+#
+# The default grid is 4 x (1 + 3 x 2 x 3) = 76 runs per stream; on 2 cores
+# all three streams take about 5 minutes (a run over 2M rows takes 1 to 3 s).
+. "$(dirname "$0")/../scripts/lib.sh"
+
+STREAMS_DIR=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}
+BITS_PER_URL=${SBF_BITS_PER_URL:-0.5 2 8 32}
+HASHES=${SBF_HASHES:-2 4 8}
+MAXES=${SBF_MAXES:-1 3}
+FPRS=${SBF_FPRS:-0.01 0.05 0.2}
+if [ $# -eq 0 ]; then
+	set -- doccrawl-pg-python.tsv.gz doccrawl-rust.tsv.gz eot2024-sitemaps-a-m.txt.gz
+fi
+for stream in "$@"; do
+	[ -r "$STREAMS_DIR/$stream" ] || die "cannot read $STREAMS_DIR/$stream"
+done
+
+# "0.5 2 8" -> "{0.5,2,8}", a SQL array literal
+array() { local a IFS=' '; read -ra a <<<"$1"; IFS=,; printf '{%s}' "${a[*]}"; }
+
+# The stream as COPY text rows pos<TAB>url.  COPY reads backslashes as
+# escapes, so they are doubled; one-URL-a-line files also get their tabs and
+# carriage returns escaped, and the line number as pos.
+copy_rows() {
+	case "$1" in
+	*.tsv.gz) gzip -dc "$1" | sed 's/\\/\\\\/g' ;;
+	*) gzip -dc "$1" | sed -e 's/\\/\\\\/g' -e 's/\t/\\t/g' -e 's/\r/\\r/g' |
+		awk '{ print NR "\t" $0 }' ;;
+	esac
+}
+
+if [ -n "${SBF_USE_EXISTING:-}" ]; then
+	say "using the existing server (PGHOST=${PGHOST:-} PGPORT=${PGPORT:-} PGDATABASE=${PGDATABASE:-})"
+else
+	ensure_packages
+	build_and_install
+	start_cluster
+fi
+# JIT would add a compile time to every run that says nothing about filters
+export PGOPTIONS="${PGOPTIONS:-} -c jit=off -c client_min_messages=warning"
+
+psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+psql -c "CREATE EXTENSION IF NOT EXISTS sbf"
+psql -c "CREATE SCHEMA sbf_study"
+[ -z "${SBF_USE_EXISTING:-}" ] ||
+	trap 'psql -c "DROP SCHEMA sbf_study CASCADE" || true' EXIT
+psql <<'SQL'
+CREATE TABLE sbf_study.crawl (pos bigint PRIMARY KEY, url text NOT NULL);
+
+-- The exact answer: every occurrence of a URL after its first
+CREATE TABLE sbf_study.exact (pos bigint PRIMARY KEY, dup boolean NOT NULL);
+
+-- One row per configuration; a Bloom filter has no max, p or target_fpr
+CREATE TABLE sbf_study.grid (
+	id			serial PRIMARY KEY,
+	method		text NOT NULL,
+	bits		bigint NOT NULL,	-- memory budget, in bits of filter
+	hashes		integer NOT NULL,
+	max			integer,
+	cells		bigint,
+	target_fpr	float8,
+	decrements	bigint,				-- P, as stablebloom_sized rounded it
+	tp			bigint,
+	fp			bigint,
+	fn			bigint,
+	seconds		numeric
+);
+
+-- TP, FP and FN of one is_duplicate pass with filter (a bloom or a stablebloom)
+CREATE FUNCTION sbf_study.score(filter anyelement, OUT tp bigint, OUT fp bigint, OUT fn bigint)
+LANGUAGE sql AS $$
+	SELECT count(*) FILTER (WHERE flagged AND dup),
+		   count(*) FILTER (WHERE flagged AND NOT dup),
+		   count(*) FILTER (WHERE NOT flagged AND dup)
+	FROM (SELECT e.dup, is_duplicate(c.url, filter) OVER (ORDER BY c.pos) AS flagged
+		  FROM sbf_study.crawl c JOIN sbf_study.exact e USING (pos)) s
+$$;
+
+-- Run one configuration of the grid and store its result
+CREATE FUNCTION sbf_study.run(run_id integer) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	g			sbf_study.grid;
+	sbf			stablebloom;
+	started		timestamptz := clock_timestamp();
+BEGIN
+	SELECT * INTO STRICT g FROM sbf_study.grid WHERE id = run_id;
+	IF g.method = 'bloom' THEN
+		SELECT * INTO g.tp, g.fp, g.fn
+		FROM sbf_study.score(bloom_empty(g.bits, g.hashes));
+	ELSE
+		sbf := stablebloom_sized(g.cells, g.target_fpr, g.hashes, g.max);
+		g.decrements := stablebloom_info(sbf)->>'decrements';
+		SELECT * INTO g.tp, g.fp, g.fn FROM sbf_study.score(sbf);
+	END IF;
+	UPDATE sbf_study.grid
+	SET decrements = g.decrements, tp = g.tp, fp = g.fp, fn = g.fn,
+		seconds = round(extract(epoch FROM clock_timestamp() - started), 2)
+	WHERE id = run_id;
+END $$;
+SQL
+
+for stream in "$@"; do
+	say "$stream: loading"
+	psql -c "TRUNCATE sbf_study.crawl, sbf_study.exact, sbf_study.grid RESTART IDENTITY"
+	copy_rows "$STREAMS_DIR/$stream" | psql -c "\\copy sbf_study.crawl FROM STDIN"
+	psql -c "ANALYZE sbf_study.crawl"
+
+	say "$stream: the exact answer, and the grid"
+	psql -v bits_per_url="$(array "$BITS_PER_URL")" -v hashes="$(array "$HASHES")" \
+		-v maxes="$(array "$MAXES")" -v fprs="$(array "$FPRS")" <<'SQL'
+INSERT INTO sbf_study.exact
+	SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1 FROM sbf_study.crawl;
+ANALYZE sbf_study.exact;
+
+SELECT count(DISTINCT url) AS distinct_urls FROM sbf_study.crawl \gset
+
+-- Each budget is a whole number of 64-bit words, the same for every method.
+-- A Bloom filter spends it on bits with the best k for the stream's
+-- distinct URLs; a stable Bloom filter on cells of cell_bits bits each.
+WITH budget AS (
+	SELECT DISTINCT (ceil(b * :distinct_urls / 64) * 64)::bigint AS bits
+	FROM unnest(:'bits_per_url'::float8[]) b
+)
+INSERT INTO sbf_study.grid (method, bits, hashes, max, cells, target_fpr)
+SELECT 'bloom', bits, bloom_optimal_hashes(bits, :distinct_urls), NULL, NULL, NULL
+FROM budget
+UNION ALL
+SELECT 'stablebloom', bits, k, max, bits / cell_bits, fpr
+FROM budget,
+	 unnest(:'hashes'::integer[]) k,
+	 unnest(:'maxes'::integer[]) max,
+	 unnest(:'fprs'::float8[]) fpr,
+	 LATERAL (SELECT (stablebloom_info(stablebloom_empty(64, 1, max, 0))->>'cell_bits')::integer
+			  AS cell_bits) c
+ORDER BY 2, 1, 4, 3, 6;
+SQL
+
+	counts=$(psql -At -F ' ' -c "
+		SELECT count(*), count(*) FILTER (WHERE NOT dup), count(*) FILTER (WHERE dup)
+		FROM sbf_study.exact")
+	read -r rows distinct_urls dups <<<"$counts"
+	grid=$(psql -At -F ' ' -c "
+		SELECT id, method, pg_size_pretty(bits / 8), 'k=' || hashes,
+			   coalesce('max=' || max || ' fpr=' || target_fpr, '')
+		FROM sbf_study.grid ORDER BY id")
+	runs=$(wc -l <<<"$grid")
+	while read -r id description; do
+		say "$stream: run $id/$runs: $description"
+		psql -c "SELECT sbf_study.run($id)" >/dev/null
+	done <<<"$grid"
+
+	printf '%s: %s rows, %s distinct URLs, %s true duplicates\n\n' \
+		"$stream" "$rows" "$distinct_urls" "$dups"
+	psql -P footer=off <<'SQL'
+SELECT method, pg_size_pretty(bits / 8) AS memory, hashes AS k, max,
+	   decrements AS p, target_fpr, tp, fp, fn,
+	   round(tp::numeric / nullif(tp + fp, 0), 4) AS precision,
+	   round(tp::numeric / nullif(tp + fn, 0), 4) AS recall,
+	   round(2 * tp::numeric / nullif(2 * tp + fp + fn, 0), 4) AS f1,
+	   seconds
+FROM sbf_study.grid
+ORDER BY bits, method, max, hashes, target_fpr;
+SQL
+	echo
+done
+
+cat <<'TXT'
+How to read this: tp = repeats flagged, fp = first visits wrongly flagged (a
+URL the crawler would skip), fn = repeats missed (a URL fetched again).  A
+Bloom filter never misses a repeat (fn = 0) but flags more and more first
+visits as it fills; a stable Bloom filter forgets old URLs at P decrements
+per insertion, so its false positives stay near target_fpr however long the
+stream, and it misses repeats of URLs it has forgotten.  Max and k trade
+memory per cell against cells: at equal memory, Max = 3 has half the cells
+of Max = 1 but forgets each URL more slowly.
+TXT
