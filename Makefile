@@ -9,11 +9,12 @@ OBJS = \
 	src/bloom_agg.o \
 	src/stablebloom.o \
 	src/stablebloom_agg.o \
-	src/window.o
+	src/window.o \
+	src/sieve.o
 
 EXTENSION = sbf
 DATA = sbf--1.0.sql
-REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom stablebloom_errors
+REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom stablebloom_errors sieve
 REGRESS_OPTS = --load-extension=sbf
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -522,3 +522,19 @@ COMMENT ON FUNCTION is_duplicate(bytea, stablebloom) IS
 	'window function: value probably seen recently in the partition or in filter; then inserted';
 COMMENT ON FUNCTION is_duplicate(bigint, stablebloom) IS
 	'window function: value probably seen recently in the partition or in filter; then inserted';
+
+--
+-- The offline sieve (Vigna's "crivello offline", Mercator's flush): exact
+-- deduplication with tables seen (Z), discovered (A) and frontier (F)
+--
+
+CREATE FUNCTION url_signature(url text) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION url_signature(text) IS
+	'64-bit signature of a URL: XXH3-64 with seed 0 of its bytes';
+
+CREATE FUNCTION sieve_flush(seen regclass, discovered regclass, frontier regclass)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION sieve_flush(regclass, regclass, regclass) IS
+	'move the discovered URLs whose signature is not in seen to the frontier, in discovery order; returns how many';

@@ -80,3 +80,29 @@ stop_cluster() {
 server_crashed() {
 	grep -E "terminated by signal|server process .* was terminated|PANIC" "$SBF_CLUSTER/server.log" >/dev/null 2>&1
 }
+
+# stream_to_copy FILE: a URL stream (gzipped or not; "pos<TAB>url" lines,
+# or one URL a line numbered from 1) as COPY text rows "pos<TAB>url".
+# Backslashes, tabs and carriage returns inside URLs are escaped; a CR at
+# the end of a line (CRLF files) is dropped.
+stream_to_copy() {
+	local file=$1 mode=plain
+	# (gzip is cut short by head: no pipefail for this look at line 1)
+	if (set +o pipefail; gzip -dcf "$file" | head -n 1 | LC_ALL=C grep -qE $'^[0-9]+\t'); then
+		mode=tsv
+	fi
+	gzip -dcf "$file" |
+		LC_ALL=C sed -e 's/\r$//' -e 's/\\/\\\\/g' -e 's/\r/\\r/g' |
+		LC_ALL=C awk -v mode="$mode" '{
+			if (mode == "tsv") {
+				i = index($0, "\t")
+				pos = substr($0, 1, i - 1)
+				url = substr($0, i + 1)
+			} else {
+				pos = NR
+				url = $0
+			}
+			gsub(/\t/, "\\t", url)
+			print pos "\t" url
+		}'
+}

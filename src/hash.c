@@ -12,6 +12,8 @@
  * little-endian.  Hence 'abc'::text and 'abc'::bytea hash alike, which is
  * what a user storing URLs in either form expects.
  *
+ * The offline sieve's 64-bit URL signature (XXH3-64, seed 0) is here too.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -60,4 +62,22 @@ sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed)
 			pfree(v);
 		return result;
 	}
+}
+
+/* url_signature and the offline sieve: XXH3-64, seed 0 */
+int64
+sbf_signature(const void *data, size_t len)
+{
+	return (int64) XXH3_64bits(data, len);
+}
+
+PG_FUNCTION_INFO_V1(url_signature);
+
+/* url_signature(text) -> bigint */
+Datum
+url_signature(PG_FUNCTION_ARGS)
+{
+	text	   *url = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_INT64(sbf_signature(VARDATA_ANY(url), VARSIZE_ANY_EXHDR(url)));
 }

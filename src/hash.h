@@ -34,6 +34,7 @@ typedef enum SbfElementKind
 
 extern SbfHash sbf_hash_bytes(const void *data, size_t len, uint64 seed);
 extern SbfHash sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed);
+extern int64 sbf_signature(const void *data, size_t len);
 
 /*
  * Enhanced double hashing (Kirsch & Mitzenmacher 2006, "Less Hashing, Same

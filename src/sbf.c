@@ -13,7 +13,12 @@
  *	  sizing.c		formulas that size filters and predict accuracy
  *	  bloom.c		the bloom type and its scalar functions
  *	  bloom_agg.c	the bloom aggregates
+ *	  stablebloom.c	the stablebloom type (insertion in stablebloom.h)
+ *	  stablebloom_agg.c	stablebloom_agg
+ *	  prng.h		SplitMix64, the stable filter's generator
+ *	  agg.h			helpers shared by the aggregates
  *	  window.c		is_duplicate(value, filter) OVER (...)
+ *	  sieve.c		sieve_flush, the offline sieve
  *
  *-------------------------------------------------------------------------
  */

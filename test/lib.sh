@@ -6,10 +6,14 @@
 
 set -euo pipefail
 
+# stream_to_copy, shared with the scripts
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
 TEST_NAME=$(basename "$0" .sh)
 TEST_DB=sbf_$TEST_NAME
 TEST_TMP=$(mktemp -d "/tmp/sbf-$TEST_NAME.XXXXXX")
 SBF_DATA=$(cd "$(dirname "$0")/../data" && pwd)
+SBF_STREAMS=${SBF_STREAMS_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/shared/data}
 FAILED=0
 PASSED=0
 

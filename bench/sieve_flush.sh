@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Benchmark: sieve_flush against the plain-SQL flush (docs/sieve.md) on the
+# same data in the same run, and the backend's peak private memory.
+#
+#   bash bench/sieve_flush.sh            # starts a throwaway cluster
+#   SBF_USE_EXISTING=1 bash bench/sieve_flush.sh   # PGHOST/PGPORT/PGDATABASE as set
+#
+# Data: the eot2024 sitemap stream (../shared/data): its first 500k rows
+# are flushed into seen, then a batch of the next 1.5M rows is flushed,
+# three times each way, alternating.  Prints seconds, the ratio, and the
+# peak anonymous RSS of the backend during each flush (sampled every
+# 20 ms from /proc), which excludes shared buffers.  Takes ~5 minutes.
+. "$(dirname "$0")/../scripts/lib.sh"
+
+STREAM=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}/eot2024-sitemaps-a-m.txt.gz
+REPEAT=${REPEAT:-3}
+[ -r "$STREAM" ] || die "cannot read $STREAM"
+
+if [ -z "${SBF_USE_EXISTING:-}" ]; then
+	ensure_packages
+	build_and_install
+	start_cluster
+fi
+export PGOPTIONS="-c client_min_messages=warning"
+psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+
+say "loading $(basename "$STREAM")"
+psql <<'SQL'
+DROP TABLE IF EXISTS stream, seen, discovered, frontier, seen_base;
+CREATE EXTENSION IF NOT EXISTS sbf;
+CREATE TABLE stream (pos bigint PRIMARY KEY, url text NOT NULL);
+CREATE TABLE seen (sig bigint PRIMARY KEY);
+CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL);
+SQL
+stream_to_copy "$STREAM" | psql -c "\\copy stream FROM STDIN"
+psql <<'SQL'
+INSERT INTO discovered SELECT pos, url FROM stream WHERE pos <= 500000;
+SELECT sieve_flush('seen', 'discovered', 'frontier');
+CREATE TABLE seen_base AS SELECT sig FROM seen;
+VACUUM ANALYZE stream, seen_base;
+SQL
+
+PLAIN_SQL_FLUSH="
+	WITH batch AS (
+		DELETE FROM discovered RETURNING pos, url
+	), firsts AS (
+		SELECT DISTINCT ON (url_signature(url)) url_signature(url) AS sig, pos, url
+		FROM batch ORDER BY url_signature(url), pos
+	), fresh AS (
+		INSERT INTO seen (sig)
+		SELECT sig FROM firsts f WHERE NOT EXISTS (SELECT FROM seen s WHERE s.sig = f.sig)
+		ORDER BY sig
+		RETURNING sig
+	)
+	INSERT INTO frontier (pos, url)
+	SELECT f.pos, f.url FROM firsts f JOIN fresh USING (sig) ORDER BY f.pos"
+
+# reset LO HI: seen = the first 500k rows' signatures, discovered = rows LO..HI
+reset() {
+	psql <<SQL
+TRUNCATE seen, discovered, frontier;
+INSERT INTO seen SELECT sig FROM seen_base;
+INSERT INTO discovered SELECT pos, url FROM stream WHERE pos BETWEEN $1 AND $2;
+VACUUM ANALYZE seen, discovered, frontier;
+CHECKPOINT;
+SQL
+}
+
+# run WORK_MEM SQL: prints "seconds peak_anon_kB" for SQL in a fresh backend
+run() {
+	local fifo=$SBF_TMP/pid pid peak=0 kb start end
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	command psql -X -q -A -t -v ON_ERROR_STOP=1 >/dev/null <<SQL &
+\\o $fifo
+SELECT pg_backend_pid();
+\\o /dev/null
+SET work_mem = '$1';
+$2;
+SQL
+	local client=$!
+	read -r pid <"$fifo"
+	start=$(date +%s.%N)
+	while kill -0 "$client" 2>/dev/null; do
+		kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+		[ "${kb:-0}" -gt "$peak" ] && peak=$kb
+		sleep 0.02
+	done
+	end=$(date +%s.%N)
+	wait "$client" || die "flush failed: $2"
+	printf '%.2f %d\n' "$(echo "$end - $start" | bc -l)" "$peak"
+}
+command -v bc >/dev/null || ensure_packages bc
+SBF_TMP=$(mktemp -d)
+
+printf '%-28s %8s %9s %8s %12s\n' "flush" "work_mem" "batch" "seconds" "peak_anon_MB"
+declare -a c_times sql_times
+for i in $(seq 1 "$REPEAT"); do
+	reset 500001 2000000
+	read -r secs peak < <(run 4MB "SELECT sieve_flush('seen', 'discovered', 'frontier')")
+	c_times+=("$secs")
+	printf '%-28s %8s %9s %8s %12.1f\n' "sieve_flush" 4MB 1500000 "$secs" "$(echo "$peak / 1024" | bc -l)"
+	reset 500001 2000000
+	read -r secs peak < <(run 4MB "$PLAIN_SQL_FLUSH")
+	sql_times+=("$secs")
+	printf '%-28s %8s %9s %8s %12.1f\n' "plain SQL" 4MB 1500000 "$secs" "$(echo "$peak / 1024" | bc -l)"
+done
+
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+c=$(median "${c_times[@]}")
+s=$(median "${sql_times[@]}")
+printf '\nmedian of %d: sieve_flush %.2f s, plain SQL %.2f s: sieve_flush is %.2fx faster\n\n' \
+	"$REPEAT" "$c" "$s" "$(echo "$s / $c" | bc -l)"
+
+# memory against batch size and work_mem
+for cfg in "500001 1000000 4MB" "500001 2000000 4MB" "500001 2026278 64MB" "500001 1000000 64MB"; do
+	read -r lo hi wm <<<"$cfg"
+	reset "$lo" "$hi"
+	read -r secs peak < <(run "$wm" "SELECT sieve_flush('seen', 'discovered', 'frontier')")
+	printf '%-28s %8s %9s %8s %12.1f\n' "sieve_flush" "$wm" "$((hi - lo + 1))" "$secs" "$(echo "$peak / 1024" | bc -l)"
+done
+rm -rf "$SBF_TMP"

@@ -1,0 +1,143 @@
+--
+-- The offline sieve: exact deduplication of discovered URLs against the
+-- signatures of every URL ever seen, with three tables.
+--
+
+-- Z: signatures of every URL ever discovered
+CREATE TABLE seen (sig bigint PRIMARY KEY);
+-- A: URLs discovered since the last flush, in discovery order
+CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL, found_on text);
+-- F: URLs to visit; seq numbers them in the order they were appended
+CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL,
+					   seq bigint GENERATED ALWAYS AS IDENTITY);
+
+-- A URL's signature: XXH3-64 of its bytes, seed 0
+SELECT url_signature('https://www.postgresql.org/') AS sig,
+	   url_signature('https://www.postgresql.org/') = url_signature('https://www.postgresql.org/') AS stable,
+	   url_signature('') AS empty;
+
+-- A first batch, with repeats inside it
+INSERT INTO discovered (pos, url, found_on) VALUES
+	(1, 'https://www.postgresql.org/', 'seed'),
+	(2, 'https://www.postgresql.org/docs/', 'https://www.postgresql.org/'),
+	(3, 'https://www.postgresql.org/download/', 'https://www.postgresql.org/'),
+	(4, 'https://www.postgresql.org/', 'https://www.postgresql.org/docs/'),
+	(5, 'https://www.postgresql.org/docs/15/', 'https://www.postgresql.org/docs/'),
+	(6, 'https://www.postgresql.org/docs/', 'https://www.postgresql.org/docs/15/');
+
+-- The flush appends each new URL once, at its first position, and
+-- empties discovered
+SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
+SELECT pos, url FROM frontier ORDER BY pos;
+SELECT count(*) AS discovered_left FROM discovered;
+SELECT count(*) AS signatures FROM seen;
+
+-- A second batch: URLs seen in the first are not appended again, new
+-- ones are, in discovery order whatever their signatures
+INSERT INTO discovered (pos, url) VALUES
+	(7, 'https://www.postgresql.org/docs/15/sql.html'),
+	(8, 'https://www.postgresql.org/'),
+	(9, 'https://www.postgresql.org/about/'),
+	(10, 'https://www.postgresql.org/docs/15/sql.html'),
+	(11, 'https://www.postgresql.org/community/');
+SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
+SELECT pos, url FROM frontier ORDER BY pos;
+
+-- Appended in ascending position: the order of appending is the order of
+-- discovery
+SELECT array_agg(pos ORDER BY seq) AS append_order FROM frontier;
+
+-- Nothing discovered: nothing appended
+SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
+
+-- seen holds exactly the signatures of the frontier
+SELECT (SELECT array_agg(sig ORDER BY sig) FROM seen) =
+	   (SELECT array_agg(url_signature(url) ORDER BY url_signature(url)) FROM frontier) AS seen_is_frontier;
+
+-- The same result as the plain-SQL flush in docs/sieve.md, over two
+-- batches with repeats within and across them
+CREATE TABLE seen_sql (sig bigint PRIMARY KEY);
+CREATE TABLE discovered_sql (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE frontier_sql (pos bigint NOT NULL, url text NOT NULL,
+						   seq bigint GENERATED ALWAYS AS IDENTITY);
+CREATE TABLE seen_c (LIKE seen_sql INCLUDING ALL);
+CREATE TABLE discovered_c (LIKE discovered_sql);
+CREATE TABLE frontier_c (LIKE frontier_sql INCLUDING IDENTITY);
+
+CREATE PROCEDURE pg_temp.plain_sql_flush() LANGUAGE sql AS $$
+	WITH batch AS (
+		DELETE FROM discovered_sql RETURNING pos, url
+	), firsts AS (
+		SELECT DISTINCT ON (url_signature(url)) url_signature(url) AS sig, pos, url
+		FROM batch ORDER BY url_signature(url), pos
+	), fresh AS (
+		INSERT INTO seen_sql (sig)
+		SELECT sig FROM firsts f WHERE NOT EXISTS (SELECT FROM seen_sql s WHERE s.sig = f.sig)
+		ORDER BY sig
+		RETURNING sig
+	)
+	INSERT INTO frontier_sql (pos, url)
+	SELECT f.pos, f.url FROM firsts f JOIN fresh USING (sig) ORDER BY f.pos;
+$$;
+
+INSERT INTO discovered_sql SELECT g, 'https://example.org/' || (g * 7919 % 13) FROM generate_series(1, 40) g;
+INSERT INTO discovered_c SELECT * FROM discovered_sql;
+CALL pg_temp.plain_sql_flush();
+SELECT sieve_flush('seen_c', 'discovered_c', 'frontier_c') AS appended;
+INSERT INTO discovered_sql SELECT g, 'https://example.org/' || (g * 31 % 29) FROM generate_series(41, 100) g;
+INSERT INTO discovered_c SELECT * FROM discovered_sql;
+CALL pg_temp.plain_sql_flush();
+SELECT sieve_flush('seen_c', 'discovered_c', 'frontier_c') AS appended;
+SELECT (SELECT array_agg(pos ORDER BY seq) FROM frontier_c) AS sieve_flush,
+	   (SELECT array_agg(pos ORDER BY seq) FROM frontier_sql) AS plain_sql,
+	   (SELECT array_agg(url ORDER BY pos) FROM frontier_c) =
+	   (SELECT array_agg(url ORDER BY pos) FROM frontier_sql) AS same_urls;
+
+-- Everything happens in the caller's transaction
+BEGIN;
+INSERT INTO discovered VALUES (100, 'https://www.postgresql.org/account/');
+SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
+ROLLBACK;
+SELECT (SELECT count(*) FROM frontier) AS frontier_rows,
+	   (SELECT count(*) FROM seen) AS seen_rows,
+	   (SELECT count(*) FROM discovered) AS discovered_rows;
+
+--
+-- Errors name the problem
+--
+CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	hint text;
+BEGIN
+	EXECUTE query;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+	RETURN SQLSTATE || ': ' || SQLERRM || coalesce(E'\n       ' || nullif(hint, ''), '');
+END $$;
+
+SELECT pg_temp.error_of($$ SELECT sieve_flush('no_such_table', 'discovered', 'frontier') $$);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'seen', 'frontier') $$);
+CREATE TABLE seen_noindex (sig bigint);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_noindex', 'discovered', 'frontier') $$);
+CREATE TABLE seen_nonunique (sig bigint);
+CREATE INDEX ON seen_nonunique (sig);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_nonunique', 'discovered', 'frontier') $$);
+CREATE TABLE seen_wide (sig bigint, host text, UNIQUE (sig, host));
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_wide', 'discovered', 'frontier') $$);
+CREATE TABLE seen_nosig (signature bigint PRIMARY KEY);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_nosig', 'discovered', 'frontier') $$);
+CREATE TABLE seen_int (sig integer PRIMARY KEY);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_int', 'discovered', 'frontier') $$);
+CREATE TABLE discovered_nopos (position bigint, url text);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_nopos', 'frontier') $$);
+CREATE TABLE discovered_varchar (pos bigint, url varchar);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_varchar', 'frontier') $$);
+CREATE TABLE frontier_nourl (pos bigint, link text);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier_nourl') $$);
+CREATE VIEW frontier_view AS SELECT * FROM frontier;
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier_view') $$);
+CREATE TABLE discovered_nullable (pos bigint, url text);
+INSERT INTO discovered_nullable VALUES (1, 'https://example.org/'), (2, NULL);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_nullable', 'frontier') $$);
+SELECT count(*) AS still_there FROM discovered_nullable;

@@ -1,0 +1,594 @@
+/*-------------------------------------------------------------------------
+ *
+ * sieve.c
+ *	  sieve_flush(seen, discovered, frontier): the offline sieve.
+ *
+ * Vigna's "crivello offline" (the flush of the Mercator crawler's URL-seen
+ * test, Heydon & Najork 1999).  Three tables:
+ *
+ *	  Z = seen (sig bigint, unique btree index): the signature of every URL
+ *		  ever discovered;
+ *	  A = discovered (pos bigint, url text): URLs found since the last flush,
+ *		  in discovery order;
+ *	  F = frontier (pos bigint, url text): URLs to visit.
+ *
+ * A flush, in one C pass inside the caller's transaction:
+ *
+ *	1. reads A, computing url_signature(url) for every row, feeds
+ *	   (sig, pos, url) to a tuplesort on (sig, pos) and deletes each batch of
+ *	   rows it has read, by ctid;
+ *	2. walks the sorted stream keeping the first position of each
+ *	   signature and looks it up in Z: a signature not in Z is inserted
+ *	   into Z (in ascending signature order) and its (pos, url) goes to a
+ *	   second tuplesort, on pos.  The lookup is a merge with Z read in
+ *	   signature order when Z is not much larger than the batch, and a
+ *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO);
+ *	3. appends the sorted new URLs to F in ascending discovery position.
+ *
+ * Both sorts are PostgreSQL's external sort, each bounded by half of
+ * work_mem (they are alive together) and spilling to temporary files
+ * beyond it, so memory does not grow with the size of A or Z.  Rows are read, inserted and deleted in batches through
+ * SPI, so triggers, constraints, defaults and permissions apply as for SQL,
+ * without a round trip per row.
+ *
+ * Concurrency: the flush takes SHARE ROW EXCLUSIVE on Z, so two flushes on
+ * the same Z serialize (and nobody else writes to Z meanwhile), but rows
+ * may still be inserted into A: A is read with a snapshot taken after the
+ * lock, and only the rows read are deleted, so rows inserted concurrently
+ * stay for the next flush.  Under REPEATABLE READ or SERIALIZABLE a flush
+ * that waited for another one fails with a serialization error when it
+ * tries to delete a row the other has already taken.  An error or a
+ * ROLLBACK leaves all three tables as they were.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/itemptr.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
+
+#include "hash.h"
+
+PG_FUNCTION_INFO_V1(sieve_flush);
+
+/* Rows per SPI batch: read, delete and insert */
+#define SIEVE_BATCH		10000
+
+/*
+ * Merge with seen when it has fewer than this many rows per row read from
+ * discovered, else probe its index.  Reading seen in order costs about a
+ * quarter of a probe per row (bench/sieve_flush.sh).
+ */
+#define SIEVE_MERGE_RATIO	4.0
+
+/* The three tables, checked and locked */
+typedef struct SieveTables
+{
+	Relation	seen;
+	Relation	seen_index;		/* unique btree on seen (sig) */
+	Relation	discovered;
+	Relation	frontier;
+	char	   *seen_name;		/* quoted, schema-qualified, for SPI */
+	char	   *discovered_name;
+	char	   *frontier_name;
+} SieveTables;
+
+static char *
+qualified_name(Relation rel)
+{
+	return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+									  RelationGetRelationName(rel));
+}
+
+static void
+check_relkind(Relation rel, const char *role, bool partitioned_ok)
+{
+	char		relkind = rel->rd_rel->relkind;
+
+	if (relkind != RELKIND_RELATION &&
+		!(partitioned_ok && relkind == RELKIND_PARTITIONED_TABLE))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s relation \"%s\" is not a table", role,
+						RelationGetRelationName(rel)),
+				 errdetail("sieve_flush needs a plain table for %s.", role)));
+}
+
+/* The column must exist and have the given type */
+static void
+check_column(Relation rel, const char *role, const char *column, Oid type)
+{
+	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), column);
+	Oid			actual;
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of %s relation \"%s\" does not exist",
+						column, role, RelationGetRelationName(rel)),
+				 errhint("sieve_flush needs seen (sig bigint), discovered (pos bigint, url text) and frontier (pos bigint, url text).")));
+	actual = get_atttype(RelationGetRelid(rel), attnum);
+	if (actual != type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of %s relation \"%s\" has type %s, not %s",
+						column, role, RelationGetRelationName(rel),
+						format_type_be(actual), format_type_be(type))));
+}
+
+/* A valid, immediate, non-partial unique btree index on seen (sig) alone */
+static Relation
+find_signature_index(Relation seen)
+{
+	AttrNumber	sig = get_attnum(RelationGetRelid(seen), "sig");
+	List	   *indexes = RelationGetIndexList(seen);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = index->rd_index;
+
+		if (form->indisunique && form->indisvalid && form->indimmediate &&
+			form->indnkeyatts == 1 && form->indkey.values[0] == sig &&
+			index->rd_rel->relam == BTREE_AM_OID &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+			return index;
+		index_close(index, AccessShareLock);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			 errmsg("seen relation \"%s\" has no unique btree index on (sig)",
+					RelationGetRelationName(seen)),
+			 errhint("CREATE UNIQUE INDEX ON %s (sig);", qualified_name(seen))));
+	return NULL;				/* keep compiler quiet */
+}
+
+static void
+open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
+{
+	if (seen == discovered || seen == frontier || discovered == frontier)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("seen, discovered and frontier must be three different tables")));
+
+	/* Serialize flushes on the same seen table before reading anything */
+	t->seen = table_open(seen, ShareRowExclusiveLock);
+	t->discovered = table_open(discovered, RowExclusiveLock);
+	t->frontier = table_open(frontier, RowExclusiveLock);
+
+	check_relkind(t->seen, "seen", false);
+	check_relkind(t->discovered, "discovered", false);
+	check_relkind(t->frontier, "frontier", true);
+	check_column(t->seen, "seen", "sig", INT8OID);
+	check_column(t->discovered, "discovered", "pos", INT8OID);
+	check_column(t->discovered, "discovered", "url", TEXTOID);
+	check_column(t->frontier, "frontier", "pos", INT8OID);
+	check_column(t->frontier, "frontier", "url", TEXTOID);
+	t->seen_index = find_signature_index(t->seen);
+
+	/* The index probes below read seen directly: check SELECT on it */
+	if (pg_class_aclcheck(seen, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE,
+					   RelationGetRelationName(t->seen));
+
+	t->seen_name = qualified_name(t->seen);
+	t->discovered_name = qualified_name(t->discovered);
+	t->frontier_name = qualified_name(t->frontier);
+}
+
+static void
+close_tables(SieveTables *t)
+{
+	/* locks are kept until the end of the transaction */
+	index_close(t->seen_index, NoLock);
+	table_close(t->frontier, NoLock);
+	table_close(t->discovered, NoLock);
+	table_close(t->seen, NoLock);
+}
+
+static SPIPlanPtr
+prepare(const char *query, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(query, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
+			 SPI_result_code_string(SPI_result));
+	return plan;
+}
+
+/* Run a prepared statement on arrays and check how many rows it touched */
+static void
+execute_batch(SPIPlanPtr plan, Datum *args, int expect, int spi_ok,
+			  const char *what)
+{
+	int			rc = SPI_execute_plan(plan, args, NULL, false, 0);
+
+	if (rc != spi_ok)
+		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(rc));
+	if (SPI_processed != (uint64) expect)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not %s: " UINT64_FORMAT " of %d rows affected",
+						what, SPI_processed, expect),
+				 errdetail("Rows of the discovered table were deleted or changed by another transaction during the flush.")));
+}
+
+static Datum
+int8_array(Datum *values, int n)
+{
+	return PointerGetDatum(construct_array(values, n, INT8OID, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * Step 1: read discovered, sort by (sig, pos), delete what was read.
+ * Returns the number of rows read.
+ */
+static uint64
+read_discovered(SieveTables *t, Tuplesortstate *by_signature,
+				TupleTableSlot *slot)
+{
+	char	   *select = psprintf("SELECT ctid, pos, url FROM ONLY %s", t->discovered_name);
+	Oid			tidarray = TIDARRAYOID;
+	SPIPlanPtr	delete = prepare(psprintf("DELETE FROM ONLY %s WHERE ctid = ANY ($1)",
+										  t->discovered_name), 1, &tidarray);
+	Portal		cursor;
+	Datum	   *ctids = palloc(sizeof(Datum) * SIEVE_BATCH);
+	uint64		nread = 0;
+
+	cursor = SPI_cursor_open_with_args(NULL, select, 0, NULL, NULL, NULL, false, 0);
+	for (;;)
+	{
+		SPITupleTable *tuptable;
+		uint64		i;
+		Datum		arg;
+
+		SPI_cursor_fetch(cursor, true, SIEVE_BATCH);
+		if (SPI_processed == 0)
+			break;
+		tuptable = SPI_tuptable;
+
+		for (i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tuple = tuptable->vals[i];
+			bool		ctid_null,
+						pos_null,
+						url_null;
+			Datum		ctid = SPI_getbinval(tuple, tuptable->tupdesc, 1, &ctid_null);
+			Datum		pos = SPI_getbinval(tuple, tuptable->tupdesc, 2, &pos_null);
+			Datum		url = SPI_getbinval(tuple, tuptable->tupdesc, 3, &url_null);
+			text	   *url_text;
+
+			CHECK_FOR_INTERRUPTS();
+			if (pos_null || url_null)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("discovered relation \"%s\" has a row with a null %s",
+								RelationGetRelationName(t->discovered),
+								pos_null ? "pos" : "url"),
+						 errhint("Declare discovered.pos and discovered.url NOT NULL.")));
+
+			url_text = DatumGetTextPP(url);
+			ExecClearTuple(slot);
+			slot->tts_values[0] = Int64GetDatum(sbf_signature(VARDATA_ANY(url_text),
+															  VARSIZE_ANY_EXHDR(url_text)));
+			slot->tts_values[1] = pos;
+			slot->tts_values[2] = PointerGetDatum(url_text);
+			slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
+			ExecStoreVirtualTuple(slot);
+			tuplesort_puttupleslot(by_signature, slot);
+			if ((Pointer) url_text != DatumGetPointer(url))
+				pfree(url_text);
+
+			ctids[i] = ctid;
+		}
+
+		/* delete exactly the rows of this batch, by ctid */
+		arg = PointerGetDatum(construct_array(ctids, (int) SPI_processed, TIDOID,
+											  sizeof(ItemPointerData), false,
+											  TYPALIGN_SHORT));
+		nread += SPI_processed;
+		{
+			int			n = (int) SPI_processed;
+
+			SPI_freetuptable(tuptable);
+			execute_batch(delete, &arg, n, SPI_OK_DELETE, "delete the discovered rows read");
+		}
+		pfree(DatumGetPointer(arg));
+	}
+	SPI_cursor_close(cursor);
+	return nread;
+}
+
+/*
+ * Looking signatures up in seen, in ascending order: by merging with seen
+ * read in signature order, or by probing its unique index.
+ */
+typedef struct SeenLookup
+{
+	bool		merge;
+	/* merge: seen's signatures in ascending order, a batch at a time */
+	Portal		cursor;
+	int64	   *sigs;
+	uint64		nsigs;
+	uint64		next;
+	bool		exhausted;
+	/* probe */
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+} SeenLookup;
+
+static void
+seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
+{
+	double		seen_rows = t->seen->rd_rel->reltuples;
+
+	/* never analyzed: estimate from its size, at 40 bytes a row */
+	if (seen_rows < 0)
+		seen_rows = (double) RelationGetNumberOfBlocks(t->seen) * (BLCKSZ / 40);
+
+	memset(lookup, 0, sizeof(SeenLookup));
+	lookup->merge = seen_rows < SIEVE_MERGE_RATIO * (double) nread;
+	if (lookup->merge)
+	{
+		/* the cursor's snapshot does not see the rows this flush inserts */
+		lookup->cursor = SPI_cursor_open_with_args(NULL,
+												   psprintf("SELECT sig FROM ONLY %s ORDER BY sig",
+															t->seen_name),
+												   0, NULL, NULL, NULL, false, 0);
+		lookup->sigs = palloc(sizeof(int64) * SIEVE_BATCH);
+	}
+	else
+	{
+		lookup->snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		lookup->slot = table_slot_create(t->seen, NULL);
+		lookup->scan = index_beginscan(t->seen, t->seen_index, lookup->snapshot, 1, 0);
+	}
+}
+
+static bool
+seen_contains_merge(SeenLookup *lookup, int64 sig)
+{
+	for (;;)
+	{
+		while (lookup->next < lookup->nsigs)
+		{
+			int64		current = lookup->sigs[lookup->next];
+
+			if (current >= sig)
+				return current == sig;
+			lookup->next++;
+		}
+		if (lookup->exhausted)
+			return false;
+
+		/* the next batch of seen, copied out of SPI's tuple table */
+		SPI_cursor_fetch(lookup->cursor, true, SIEVE_BATCH);
+		lookup->nsigs = SPI_processed;
+		lookup->next = 0;
+		lookup->exhausted = (SPI_processed < SIEVE_BATCH);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+
+			lookup->sigs[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+														  SPI_tuptable->tupdesc,
+														  1, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+}
+
+static bool
+seen_contains_probe(SeenLookup *lookup, int64 sig)
+{
+	ScanKeyData key;
+
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(sig));
+	index_rescan(lookup->scan, &key, 1, NULL, 0);
+	return index_getnext_slot(lookup->scan, ForwardScanDirection, lookup->slot);
+}
+
+/* Is sig in seen?  Called with signatures in ascending order */
+static bool
+seen_contains(SeenLookup *lookup, int64 sig)
+{
+	return lookup->merge ? seen_contains_merge(lookup, sig)
+		: seen_contains_probe(lookup, sig);
+}
+
+static void
+seen_lookup_end(SeenLookup *lookup)
+{
+	if (lookup->merge)
+		SPI_cursor_close(lookup->cursor);
+	else
+	{
+		index_endscan(lookup->scan);
+		ExecDropSingleTupleTableSlot(lookup->slot);
+		UnregisterSnapshot(lookup->snapshot);
+	}
+}
+
+Datum
+sieve_flush(PG_FUNCTION_ARGS)
+{
+	SieveTables t;
+	TupleDesc	sig_desc;
+	TupleDesc	pos_desc;
+	AttrNumber	sig_keys[2] = {1, 2};
+	AttrNumber	pos_keys[1] = {1};
+	Oid			less[2] = {Int8LessOperator, Int8LessOperator};
+	Oid			collations[2] = {InvalidOid, InvalidOid};
+	bool		nulls_first[2] = {false, false};
+	Tuplesortstate *by_signature;
+	Tuplesortstate *by_position;
+	TupleTableSlot *sig_slot;
+	TupleTableSlot *pos_slot;
+	SeenLookup	lookup;
+	uint64		nread;
+	SPIPlanPtr	insert_seen;
+	SPIPlanPtr	insert_frontier;
+	Oid			int8array = INT8ARRAYOID;
+	Oid			frontier_types[2] = {INT8ARRAYOID, TEXTARRAYOID};
+	MemoryContext batch_context;
+	MemoryContext old;
+	Datum	   *sigs;
+	Datum	   *positions;
+	Datum	   *urls;
+	int			nsigs = 0;
+	int			nurls = 0;
+	bool		have_previous = false;
+	int64		previous = 0;
+	int64		appended = 0;
+
+	/* the two sorts are alive together: half of work_mem each */
+	int			sort_mem = Max(work_mem / 2, 64);
+
+	open_tables(&t, PG_GETARG_OID(0), PG_GETARG_OID(1), PG_GETARG_OID(2));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	sig_desc = CreateTemplateTupleDesc(3);
+	TupleDescInitEntry(sig_desc, 1, "sig", INT8OID, -1, 0);
+	TupleDescInitEntry(sig_desc, 2, "pos", INT8OID, -1, 0);
+	TupleDescInitEntry(sig_desc, 3, "url", TEXTOID, -1, 0);
+	pos_desc = CreateTemplateTupleDesc(2);
+	TupleDescInitEntry(pos_desc, 1, "pos", INT8OID, -1, 0);
+	TupleDescInitEntry(pos_desc, 2, "url", TEXTOID, -1, 0);
+	sig_slot = MakeSingleTupleTableSlot(sig_desc, &TTSOpsMinimalTuple);
+	pos_slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsMinimalTuple);
+
+	/* 1. discovered, sorted by (signature, position) */
+	by_signature = tuplesort_begin_heap(sig_desc, 2, sig_keys, less, collations,
+										nulls_first, sort_mem, NULL, TUPLESORT_NONE);
+	{
+		TupleTableSlot *virtual_slot = MakeSingleTupleTableSlot(sig_desc, &TTSOpsVirtual);
+
+		nread = read_discovered(&t, by_signature, virtual_slot);
+		ExecDropSingleTupleTableSlot(virtual_slot);
+	}
+	tuplesort_performsort(by_signature);
+
+	/* 2. first position of each signature not in seen */
+	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
+									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
+	insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT unnest($1)", t.seen_name),
+						  1, &int8array);
+	batch_context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
+
+	seen_lookup_begin(&lookup, &t, nread);
+
+	while (tuplesort_gettupleslot(by_signature, true, false, sig_slot, NULL))
+	{
+		bool		isnull;
+		int64		sig = DatumGetInt64(slot_getattr(sig_slot, 1, &isnull));
+
+		CHECK_FOR_INTERRUPTS();
+		if (have_previous && sig == previous)
+			continue;			/* a repeat within the batch */
+		have_previous = true;
+		previous = sig;
+
+		if (seen_contains(&lookup, sig))
+			continue;
+
+		sigs[nsigs++] = Int64GetDatum(sig);
+		ExecClearTuple(pos_slot);
+		pos_slot->tts_values[0] = slot_getattr(sig_slot, 2, &isnull);
+		pos_slot->tts_values[1] = slot_getattr(sig_slot, 3, &isnull);
+		pos_slot->tts_isnull[0] = pos_slot->tts_isnull[1] = false;
+		ExecStoreVirtualTuple(pos_slot);
+		tuplesort_puttupleslot(by_position, pos_slot);
+
+		if (nsigs == SIEVE_BATCH)
+		{
+			Datum		arg = int8_array(sigs, nsigs);
+
+			execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen");
+			pfree(DatumGetPointer(arg));
+			nsigs = 0;
+		}
+	}
+	if (nsigs > 0)
+	{
+		Datum		arg = int8_array(sigs, nsigs);
+
+		execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen");
+	}
+	seen_lookup_end(&lookup);
+	tuplesort_end(by_signature);
+
+	/* 3. the new URLs, appended to the frontier in discovery order */
+	tuplesort_performsort(by_position);
+	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT unnest($1), unnest($2)",
+									   t.frontier_name), 2, frontier_types);
+	positions = palloc(sizeof(Datum) * SIEVE_BATCH);
+	urls = palloc(sizeof(Datum) * SIEVE_BATCH);
+	for (;;)
+	{
+		bool		more = tuplesort_gettupleslot(by_position, true, true, pos_slot, NULL);
+
+		if (more)
+		{
+			bool		isnull;
+
+			old = MemoryContextSwitchTo(batch_context);
+			positions[nurls] = slot_getattr(pos_slot, 1, &isnull);
+			urls[nurls] = PointerGetDatum(DatumGetTextPCopy(slot_getattr(pos_slot, 2, &isnull)));
+			MemoryContextSwitchTo(old);
+			nurls++;
+		}
+		if (nurls == SIEVE_BATCH || (!more && nurls > 0))
+		{
+			Datum		args[2];
+
+			old = MemoryContextSwitchTo(batch_context);
+			args[0] = int8_array(positions, nurls);
+			args[1] = PointerGetDatum(construct_array(urls, nurls, TEXTOID, -1,
+													  false, TYPALIGN_INT));
+			MemoryContextSwitchTo(old);
+			execute_batch(insert_frontier, args, nurls, SPI_OK_INSERT,
+						  "append to the frontier");
+			appended += nurls;
+			nurls = 0;
+			MemoryContextReset(batch_context);
+		}
+		if (!more)
+			break;
+	}
+	tuplesort_end(by_position);
+
+	SPI_finish();
+	close_tables(&t);
+	PG_RETURN_INT64(appended);
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# sieve_flush under concurrency, made deterministic with an advisory lock
+# that pauses a flush half-way (a trigger on the frontier waits for it):
+#  1. rows inserted into discovered while a flush runs are neither lost nor
+#	  counted twice: they stay for the next flush;
+#  2. a second flush on the same tables waits for the first, then takes
+#	  only what is left;
+#  3. under REPEATABLE READ the waiting flush fails with a serialization
+#	  error instead, and changes nothing.
+. "$(dirname "$0")/lib.sh"
+fresh_db
+
+q <<'SQL'
+CREATE TABLE seen (sig bigint PRIMARY KEY);
+CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL);
+-- A flush pauses before appending to the frontier while lock 42 is held
+CREATE FUNCTION pause_on_42() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_advisory_lock_shared(42);
+	PERFORM pg_advisory_unlock_shared(42);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER pause BEFORE INSERT ON frontier
+	FOR EACH STATEMENT EXECUTE FUNCTION pause_on_42();
+INSERT INTO discovered SELECT g, 'https://example.org/' || (g % 700) FROM generate_series(1, 1000) g;
+SQL
+
+# The controller session holds lock 42 while the others are set up
+coproc CTL { psql -X -q -A -t -d "$TEST_DB" 2>&1; }
+ctl() { echo "$1" >&"${CTL[1]}"; echo "SELECT 'done';" >&"${CTL[1]}"; local line; while read -r line <&"${CTL[0]}"; do [ "$line" = done ] && break; done; }
+
+# wait_for "SQL condition": poll until it is true (at most 30 s)
+wait_for() {
+	local i
+	for i in $(seq 1 300); do
+		[ "$(q -c "SELECT $1")" = t ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+WAITING_ON_42="(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) = 1"
+
+# 1 and 2
+ctl "SELECT pg_advisory_lock(42);"
+q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/a.out" 2>&1 &
+a=$!
+check "the first flush is paused half-way" wait_for "$WAITING_ON_42"
+q -c "INSERT INTO discovered SELECT g, 'https://example.org/' || (g % 700) FROM generate_series(1001, 1100) g"
+q -c "INSERT INTO discovered SELECT g, 'https://example.org/new/' || g FROM generate_series(1101, 1150) g"
+q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/b.out" 2>&1 &
+b=$!
+check "a second flush waits for the first (lock on seen)" \
+	wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
+ctl "SELECT pg_advisory_unlock(42);"
+wait $a || true
+wait $b || true
+check "the first flush appended the 700 URLs of rows 1..1000 ($(cat "$TEST_TMP/a.out"))" [ "$(cat "$TEST_TMP/a.out")" = 700 ]
+check "the second flush appended only the 50 new URLs of rows inserted meanwhile ($(cat "$TEST_TMP/b.out"))" \
+	[ "$(cat "$TEST_TMP/b.out")" = 50 ]
+check_sql "nothing lost, nothing twice: 750 URLs, each once, discovered empty" \
+	"SELECT count(*) = 750 AND count(DISTINCT url) = 750
+		AND (SELECT count(*) FROM discovered) = 0
+		AND (SELECT count(*) FROM seen) = 750
+	 FROM frontier"
+
+# 3
+q -c "INSERT INTO discovered SELECT g, 'https://example.org/rr/' || g FROM generate_series(2001, 2100) g"
+ctl "SELECT pg_advisory_lock(42);"
+q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/c.out" 2>&1 &
+c=$!
+wait_for "$WAITING_ON_42" || true
+psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/d.out" 2>&1 <<'SQL' &
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM discovered;
+SELECT sieve_flush('seen', 'discovered', 'frontier');
+COMMIT;
+SQL
+d=$!
+wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)" || true
+ctl "SELECT pg_advisory_unlock(42);"
+wait $c || true
+wait $d || true
+check "under REPEATABLE READ the waiting flush fails with a serialization error ($(tr '\n' ' ' <"$TEST_TMP/d.out"))" \
+	grep -q "ERROR:  40001" "$TEST_TMP/d.out"
+check_sql "and changed nothing: 850 URLs, each once" \
+	"SELECT count(*) = 850 AND count(DISTINCT url) = 850 AND (SELECT count(*) FROM discovered) = 0
+	 FROM frontier"
+
+exec {CTL[1]}>&-
+wait "$CTL_PID" 2>/dev/null || true
+finish
