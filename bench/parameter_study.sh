@@ -21,8 +21,8 @@
 # STREAM is a file name in $SBF_STREAMS_DIR (default ../shared/data from the
 # repository root): doccrawl-pg-python.tsv.gz, doccrawl-rust.tsv.gz and
 # eot2024-sitemaps-a-m.txt.gz, all three by default.  *.tsv.gz files are
-# pos<TAB>url; any other *.gz file is one URL a line, the line number being
-# the position.  Progress goes to stderr, the tables to stdout.
+# pos<TAB>url; the others are one URL a line, the line number being the
+# position (stream_to_copy in scripts/lib.sh tells them apart).  Progress goes to stderr, the tables to stdout.
 #
 # As root on Debian 12 it installs what is missing, builds and installs sbf
 # and runs a throwaway PostgreSQL 15 cluster (scripts/lib.sh).  With
@@ -36,17 +36,19 @@
 #   SBF_BITS_PER_URL  memory budgets, bits per distinct URL  (0.5 2 8 32)
 #   SBF_HASHES        stablebloom k                          (2 4 8)
 #   SBF_MAXES         stablebloom Max: 1, 3, 7 take 1, 2, 3 bits a cell (1 3)
-#   SBF_FPRS          stablebloom target false-positive rates (0.01 0.05 0.2)
+#   SBF_FPRS          stablebloom target false-positive rates, from which
+#                     stablebloom_sized derives P    (0.01 0.05 0.2 0.5)
 #
-# The default grid is 4 x (1 + 3 x 2 x 3) = 76 runs per stream; on 2 cores
-# all three streams take about 5 minutes (a run over 2M rows takes 1 to 3 s).
+# The default grid is 4 x (1 + 3 x 2 x 4) = 100 runs per stream; on 2 cores
+# all three streams take about 7 minutes (a run over 2M rows takes 1.5 to
+# 2.5 s).  SBF_MAXES="1 3 7" makes it 148 runs and about 10 minutes.
 . "$(dirname "$0")/../scripts/lib.sh"
 
 STREAMS_DIR=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}
 BITS_PER_URL=${SBF_BITS_PER_URL:-0.5 2 8 32}
 HASHES=${SBF_HASHES:-2 4 8}
 MAXES=${SBF_MAXES:-1 3}
-FPRS=${SBF_FPRS:-0.01 0.05 0.2}
+FPRS=${SBF_FPRS:-0.01 0.05 0.2 0.5}
 if [ $# -eq 0 ]; then
 	set -- doccrawl-pg-python.tsv.gz doccrawl-rust.tsv.gz eot2024-sitemaps-a-m.txt.gz
 fi
@@ -56,17 +58,6 @@ done
 
 # "0.5 2 8" -> "{0.5,2,8}", a SQL array literal
 array() { local a IFS=' '; read -ra a <<<"$1"; IFS=,; printf '{%s}' "${a[*]}"; }
-
-# The stream as COPY text rows pos<TAB>url.  COPY reads backslashes as
-# escapes, so they are doubled; one-URL-a-line files also get their tabs and
-# carriage returns escaped, and the line number as pos.
-copy_rows() {
-	case "$1" in
-	*.tsv.gz) gzip -dc "$1" | sed 's/\\/\\\\/g' ;;
-	*) gzip -dc "$1" | sed -e 's/\\/\\\\/g' -e 's/\t/\\t/g' -e 's/\r/\\r/g' |
-		awk '{ print NR "\t" $0 }' ;;
-	esac
-}
 
 if [ -n "${SBF_USE_EXISTING:-}" ]; then
 	say "using the existing server (PGHOST=${PGHOST:-} PGPORT=${PGPORT:-} PGDATABASE=${PGDATABASE:-})"
@@ -142,7 +133,7 @@ SQL
 for stream in "$@"; do
 	say "$stream: loading"
 	psql -c "TRUNCATE sbf_study.crawl, sbf_study.exact, sbf_study.grid RESTART IDENTITY"
-	copy_rows "$STREAMS_DIR/$stream" | psql -c "\\copy sbf_study.crawl FROM STDIN"
+	stream_to_copy "$STREAMS_DIR/$stream" | psql -c "\\copy sbf_study.crawl FROM STDIN"
 	psql -c "ANALYZE sbf_study.crawl"
 
 	say "$stream: the exact answer, and the grid"
@@ -201,16 +192,21 @@ SELECT method, pg_size_pretty(bits / 8) AS memory, hashes AS k, max,
 FROM sbf_study.grid
 ORDER BY bits, method, max, hashes, target_fpr;
 SQL
-	echo
 done
 
 cat <<'TXT'
 How to read this: tp = repeats flagged, fp = first visits wrongly flagged (a
 URL the crawler would skip), fn = repeats missed (a URL fetched again).  A
 Bloom filter never misses a repeat (fn = 0) but flags more and more first
-visits as it fills; a stable Bloom filter forgets old URLs at P decrements
-per insertion, so its false positives stay near target_fpr however long the
-stream, and it misses repeats of URLs it has forgotten.  Max and k trade
-memory per cell against cells: at equal memory, Max = 3 has half the cells
-of Max = 1 but forgets each URL more slowly.
+visits as it fills.  A stable Bloom filter forgets old URLs at P decrements
+per insertion: once the stream is long enough, it flags about target_fpr of
+the first visits however long the stream, and it misses the repeats of URLs
+it has forgotten.  A higher target_fpr gives a lower P (at least 1): fewer
+repeats missed, more first visits flagged.  Max = 3 spends 2 bits a cell, so
+it has half the cells of Max = 1 at equal memory, but a cell must be
+decremented three times before its URL is forgotten.
+
+Compare each stablebloom row with the bloom row of the same memory: a stable
+Bloom filter pays off only where that bloom row has many false positives,
+that is where the stream has far more distinct URLs than the memory holds.
 TXT

@@ -1,78 +1,217 @@
 #!/usr/bin/env bash
-# The main job: build and install sbf, start a throwaway PostgreSQL 15
-# cluster, load a real crawl stream from data/ and show which URLs
-# is_duplicate marks as already seen, against the exact answer.
+# The main job: what sbf finds in a real crawl stream.
 #
-#   bash scripts/demo.sh [STREAM.tsv.gz]
+#   bash scripts/demo.sh [--rows N] [--database DB] [--keep] [--out DIR] [STREAM]
 #
-# STREAM defaults to data/doccrawl-pg-python.tsv.gz (pos<TAB>url, a
-# breadth-first crawl of the PostgreSQL 15 and Python 3.11 manuals).
-# SBF_KEEP_CLUSTER=1 keeps the cluster (its path is printed) for a look.
+# Builds and installs sbf, starts a throwaway PostgreSQL 15 cluster, loads
+# STREAM (default data/doccrawl-pg-python.tsv.gz, a breadth-first crawl of
+# the PostgreSQL 15 and Python 3.11 manuals) and marks every link that
+# leads to an already discovered URL, five ways: exactly (plain SQL),
+# with bloom and with stablebloom filters at a few memory budgets, and with
+# the offline sieve.  Prints one table (TP, FP, FN, precision, recall, F1,
+# seconds per method) and draws how the false-positive and false-negative
+# rates of bloom and stablebloom evolve along the stream at equal memory.
+#
+#   STREAM         a file of URLs, gzipped or not: "pos<TAB>url" lines or
+#                  one URL a line (numbered from 1)
+#   --rows N       only the first N rows of the stream
+#   --database DB  use this existing database (a name or a libpq connection
+#                  string; sbf must be installed on its server) instead of a
+#                  throwaway cluster; the work happens in a schema sbf_demo,
+#                  dropped at the end
+#   --keep         keep the throwaway cluster (or the sbf_demo schema)
+#   --out DIR      where to write results.tsv, evolution.tsv and
+#                  duplicates.png (default: out/)
 . "$(dirname "$0")/lib.sh"
 
-STREAM=${1:-$SBF_ROOT/data/doccrawl-pg-python.tsv.gz}
-[ -r "$STREAM" ] || die "cannot read $STREAM"
+STREAM=$SBF_ROOT/data/doccrawl-pg-python.tsv.gz
+ROWS=
+DATABASE=
+OUT=$SBF_ROOT/out
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rows) ROWS=${2:?--rows needs a number}; shift 2 ;;
+		--database) DATABASE=${2:?--database needs a database}; shift 2 ;;
+		--keep) SBF_KEEP_CLUSTER=1; shift ;;
+		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
+		-h | --help) sed -n '2,/^\. /p' "$0" | sed 's/^# \{0,1\}//; /^\. /d'; exit 0 ;;
+		-*) die "unknown option $1 (see --help)" ;;
+		*) STREAM=$1; shift ;;
+	esac
+done
+[ -r "$STREAM" ] || die "cannot read the stream $STREAM"
+[ -z "$ROWS" ] || [[ $ROWS =~ ^[1-9][0-9]*$ ]] || die "--rows needs a positive number, not $ROWS"
+mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
 
-ensure_packages
-build_and_install
-start_cluster
+# Memory budgets (bytes) and the stable filter's shape
+BUDGETS=${SBF_BUDGETS:-"1024 4096 16384"}
+PLOT_BUDGET=${SBF_PLOT_BUDGET:-1024}
+SBF_HASHES=${SBF_HASHES:-2}
+SBF_FPR=${SBF_FPR:-0.2}
+FLUSHES=${SBF_FLUSHES:-10}
+
+ensure_packages gnuplot-nox
+if [ -n "$DATABASE" ]; then
+	export PGDATABASE=$DATABASE
+	psql -X -q -c "SELECT 1" >/dev/null 2>&1 || die "cannot connect to $DATABASE"
+else
+	build_and_install
+	start_cluster
+fi
 
 psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-psql -c "CREATE EXTENSION sbf"
-psql -c "CREATE TABLE crawl (pos bigint PRIMARY KEY, url text NOT NULL)"
+sql() { psql -A -t -c "SET search_path = sbf_demo, public" -c "$1"; }
 
-say "loading $(basename "$STREAM")"
-gzip -dc "$STREAM" | psql -c "\\copy crawl FROM STDIN" || die "loading $STREAM failed"
-psql -c "ANALYZE crawl"
+psql -c "CREATE EXTENSION IF NOT EXISTS sbf" >/dev/null 2>&1 ||
+	die "sbf is not installed on the server (make && sudo make install)"
+psql -c "DROP SCHEMA IF EXISTS sbf_demo CASCADE" -c "CREATE SCHEMA sbf_demo" >/dev/null 2>&1
+if [ -n "$DATABASE" ] && [ -z "${SBF_KEEP_CLUSTER:-}" ]; then
+	trap 'psql -c "DROP SCHEMA IF EXISTS sbf_demo CASCADE" >/dev/null 2>&1 || true' EXIT
+fi
 
-say "marking duplicates: exact (row_number over url) and is_duplicate with bloom filters"
-psql <<'SQL'
-\pset footer off
-SELECT count(*) AS rows, count(DISTINCT url) AS distinct_urls,
-	   count(*) - count(DISTINCT url) AS true_duplicates
-FROM crawl;
+say "loading $(basename "$STREAM")${ROWS:+ (first $ROWS rows)}"
+sql "CREATE TABLE crawl (pos bigint PRIMARY KEY, url text NOT NULL)"
+stream_to_copy "$STREAM" | psql -c "\\copy sbf_demo.crawl FROM STDIN" ||
+	die "loading $STREAM failed (is it pos<TAB>url or one URL a line?)"
+[ -z "$ROWS" ] || sql "DELETE FROM crawl WHERE pos > (SELECT max(pos) FROM (SELECT pos FROM crawl ORDER BY pos LIMIT $ROWS) s)"
+sql "ANALYZE crawl"
+read -r rows distinct < <(sql "SELECT count(*), count(DISTINCT url) FROM crawl" | tr '|' ' ')
+[ "$rows" -gt 0 ] || die "the stream $STREAM has no rows"
+say "$rows rows, $distinct distinct URLs, $((rows - distinct)) repeats"
 
-CREATE TEMP TABLE exact AS
-	SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1 AS dup FROM crawl;
+# mark METHOD MEMORY PARAMETERS "SELECT pos, flagged ..." times the query
+# and keeps its flags in marks
+sql "CREATE TABLE marks (method text, pos bigint, flagged bool)"
+sql "CREATE TABLE runs (n serial, method text, memory text, parameters text, seconds numeric)"
+mark() {
+	say "marking: $1 ($2, $3)"
+	sql "DO \$\$
+		DECLARE started timestamptz := clock_timestamp();
+		BEGIN
+			INSERT INTO marks SELECT '$1', pos, flagged FROM ($4) s;
+			INSERT INTO runs (method, memory, parameters, seconds)
+			VALUES ('$1', '$2', '$3', round(extract(epoch FROM clock_timestamp() - started)::numeric, 2));
+		END \$\$"
+}
 
-CREATE TEMP TABLE runs (method text, memory text, parameters text,
-						tp bigint, fp bigint, fn bigint, seconds numeric);
+mark "exact" "-" "row_number() over url" \
+	"SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1 AS flagged FROM crawl"
+sql "CREATE TABLE exact AS SELECT pos, flagged AS dup FROM marks WHERE method = 'exact';
+	 CREATE INDEX ON marks (method, pos)"
 
-CREATE FUNCTION pg_temp.mark(method text, filter bloom) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-	started timestamptz := clock_timestamp();
-BEGIN
-	CREATE TEMP TABLE marked ON COMMIT DROP AS
-		SELECT pos, is_duplicate(url, filter) OVER (ORDER BY pos) AS flagged FROM crawl;
-	INSERT INTO runs
-		SELECT method, pg_size_pretty((bloom_info(filter)->>'size_bytes')::bigint),
-			   format('bits=%s hashes=%s', bloom_info(filter)->>'bits', bloom_info(filter)->>'hashes'),
-			   count(*) FILTER (WHERE m.flagged AND e.dup),
-			   count(*) FILTER (WHERE m.flagged AND NOT e.dup),
-			   count(*) FILTER (WHERE NOT m.flagged AND e.dup),
-			   round(extract(epoch FROM clock_timestamp() - started)::numeric, 2)
-		FROM marked m JOIN exact e USING (pos);
-	DROP TABLE marked;
-END $$;
+for budget in $BUDGETS; do
+	bits=$((budget * 8))
+	hashes=$(sql "SELECT bloom_optimal_hashes($bits, $distinct)")
+	mark "bloom $budget" "$(numfmt --to=iec "$budget")B" "bits=$bits hashes=$hashes" \
+		"SELECT pos, is_duplicate(url, bloom_empty($bits, $hashes)) OVER (ORDER BY pos) AS flagged FROM crawl"
+	p=$(sql "SELECT stablebloom_info(stablebloom_sized($bits, $SBF_FPR, $SBF_HASHES, 1))->>'decrements'")
+	mark "stablebloom $budget" "$(numfmt --to=iec "$budget")B" \
+		"cells=$bits hashes=$SBF_HASHES max=1 P=$p (fpr $SBF_FPR)" \
+		"SELECT pos, is_duplicate(url, stablebloom_sized($bits, $SBF_FPR, $SBF_HASHES, 1)) OVER (ORDER BY pos) AS flagged FROM crawl"
+done
 
-\o /dev/null
-SELECT pg_temp.mark('bloom 1%', bloom_sized((SELECT count(DISTINCT url) FROM crawl), 0.01));
-SELECT pg_temp.mark('bloom 10%', bloom_sized((SELECT count(DISTINCT url) FROM crawl), 0.10));
-SELECT pg_temp.mark('bloom 1 KB', bloom_empty(8192, 1));
-\o
+# The offline sieve: the stream arrives in $FLUSHES batches, each flushed;
+# a row is a repeat when it did not reach the frontier
+say "marking: sieve_flush ($FLUSHES flushes)"
+sql "CREATE TABLE seen (sig bigint PRIMARY KEY);
+	 CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
+	 CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL)"
+sql "DO \$\$
+	DECLARE
+		started timestamptz := clock_timestamp();
+		lo bigint;
+		step bigint := ceil($rows / $FLUSHES::numeric);
+	BEGIN
+		FOR b IN 0 .. $FLUSHES - 1 LOOP
+			INSERT INTO discovered
+				SELECT pos, url FROM (SELECT pos, url, row_number() OVER (ORDER BY pos) AS r FROM crawl) s
+				WHERE r > b * step AND r <= (b + 1) * step;
+			PERFORM sieve_flush('seen', 'discovered', 'frontier');
+		END LOOP;
+		INSERT INTO marks SELECT 'sieve_flush', c.pos, f.pos IS NULL
+			FROM crawl c LEFT JOIN frontier f USING (pos);
+		INSERT INTO runs (method, memory, parameters, seconds)
+		VALUES ('sieve_flush', pg_size_pretty(pg_total_relation_size('seen')) || ' (seen)',
+				'$FLUSHES flushes, work_mem ' || current_setting('work_mem'),
+				round(extract(epoch FROM clock_timestamp() - started)::numeric, 2));
+	END \$\$"
 
-SELECT method, memory, parameters, tp, fp, fn,
-	   round(tp::numeric / nullif(tp + fp, 0), 4) AS precision,
-	   round(tp::numeric / nullif(tp + fn, 0), 4) AS recall,
-	   round(2 * tp::numeric / nullif(2 * tp + fp + fn, 0), 4) AS f1,
-	   seconds
-FROM runs;
-SQL
+sql "CREATE TABLE results AS
+	SELECT r.n, r.method, r.memory, r.parameters,
+		   count(*) FILTER (WHERE m.flagged AND e.dup) AS tp,
+		   count(*) FILTER (WHERE m.flagged AND NOT e.dup) AS fp,
+		   count(*) FILTER (WHERE NOT m.flagged AND e.dup) AS fn,
+		   count(*) FILTER (WHERE m.flagged) AS flagged,
+		   r.seconds
+	FROM runs r JOIN marks m USING (method) JOIN exact e USING (pos)
+	GROUP BY r.n, r.method, r.memory, r.parameters, r.seconds"
 
-cat <<'TXT'
+echo
+psql -c "SET search_path = sbf_demo, public" -c "\\pset footer off" -c "
+	SELECT method, memory, parameters, tp, fp, fn,
+		   round(tp::numeric / nullif(tp + fp, 0), 4) AS precision,
+		   round(tp::numeric / nullif(tp + fn, 0), 4) AS recall,
+		   round(2 * tp::numeric / nullif(2 * tp + fp + fn, 0), 4) AS f1,
+		   seconds
+	FROM results ORDER BY n"
+psql -A -F $'\t' -P footer=off -c "SET search_path = sbf_demo, public" \
+	-c "SELECT method, memory, parameters, tp, fp, fn, flagged, seconds FROM results ORDER BY n" \
+	>"$OUT/results.tsv"
 
-How to read this: tp = repeats flagged, fp = first visits wrongly flagged
-(a URL the crawler would skip), fn = repeats missed (a URL fetched twice).
-A Bloom filter never misses a repeat (fn = 0); when it is too small for the
-stream (1 KB above), it flags more and more first visits as it fills up.
+# How the rates evolve: in 25 slices of the stream, the share of first
+# visits flagged (false-positive rate) and of repeats missed (false-negative
+# rate), for bloom and stablebloom at the same memory, beside what theory
+# says: (1 - e^(-kn/m))^k for a Bloom filter after n distinct URLs, and the
+# stable point of the stable one
+say "drawing the false-positive and false-negative rates along the stream"
+plot_bits=$((PLOT_BUDGET * 8))
+plot_hashes=$(sql "SELECT bloom_optimal_hashes($plot_bits, $distinct)")
+plot_p=$(sql "SELECT stablebloom_info(stablebloom_sized($plot_bits, $SBF_FPR, $SBF_HASHES, 1))->>'decrements'")
+psql -A -F $'\t' -P footer=off -c "SET search_path = sbf_demo, public" -c "
+	SELECT slice, max(pos) AS last_pos,
+		   round(count(*) FILTER (WHERE b AND NOT dup)::numeric / nullif(count(*) FILTER (WHERE NOT dup), 0), 4) AS bloom_fp,
+		   round(count(*) FILTER (WHERE NOT b AND dup)::numeric / nullif(count(*) FILTER (WHERE dup), 0), 4) AS bloom_fn,
+		   round(count(*) FILTER (WHERE s AND NOT dup)::numeric / nullif(count(*) FILTER (WHERE NOT dup), 0), 4) AS sbf_fp,
+		   round(count(*) FILTER (WHERE NOT s AND dup)::numeric / nullif(count(*) FILTER (WHERE dup), 0), 4) AS sbf_fn,
+		   round(bloom_expected_fpr($plot_bits, $plot_hashes, max(distinct_so_far))::numeric, 4) AS bloom_theory,
+		   round(stablebloom_fpr($plot_bits, $SBF_HASHES, $plot_p, 1)::numeric, 4) AS sbf_stable
+	FROM (SELECT e.pos, e.dup, b.flagged AS b, s.flagged AS s,
+				 ntile(25) OVER (ORDER BY e.pos) AS slice,
+				 count(*) FILTER (WHERE NOT e.dup) OVER (ORDER BY e.pos) AS distinct_so_far
+		  FROM exact e
+		  JOIN marks b ON b.method = 'bloom $PLOT_BUDGET' AND b.pos = e.pos
+		  JOIN marks s ON s.method = 'stablebloom $PLOT_BUDGET' AND s.pos = e.pos) t
+	GROUP BY slice ORDER BY slice" >"$OUT/evolution.tsv"
+[ "$(wc -l <"$OUT/evolution.tsv")" -gt 1 ] || die "no data to draw (is $PLOT_BUDGET among the budgets $BUDGETS?)"
+
+gnuplot <<GP || die "gnuplot failed"
+set terminal pngcairo size 960,600 font "sans,11"
+set output "$OUT/duplicates.png"
+set title "$(basename "$STREAM"): $rows links, $distinct distinct URLs, filters of $(numfmt --to=iec "$PLOT_BUDGET")B\nbloom: $plot_bits bits, k = $plot_hashes;  stablebloom: $plot_bits cells, k = $SBF_HASHES, Max = 1, P = $plot_p"
+set xlabel "position in the stream (end of each of 25 slices)"
+set ylabel "rate within the slice"
+set yrange [0:1]
+set key outside bottom center horizontal maxrows 3 width -2
+set grid
+set datafile separator "\t"
+set datafile missing ""
+plot "$OUT/evolution.tsv" skip 1 using 2:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb "#c0392b" title "bloom: first visits flagged (FP)", \
+     "" skip 1 using 2:4 with linespoints lw 2 dt 2 pt 6 ps 0.6 lc rgb "#c0392b" title "bloom: repeats missed (FN)", \
+     "" skip 1 using 2:7 with lines lw 1 dt 3 lc rgb "#c0392b" title "bloom: (1 - e^{-kn/m})^k after n distinct", \
+     "" skip 1 using 2:5 with linespoints lw 2 pt 7 ps 0.6 lc rgb "#2471a3" title "stablebloom: first visits flagged (FP)", \
+     "" skip 1 using 2:6 with linespoints lw 2 dt 2 pt 6 ps 0.6 lc rgb "#2471a3" title "stablebloom: repeats missed (FN)", \
+     "" skip 1 using 2:8 with lines lw 1 dt 3 lc rgb "#2471a3" title "stablebloom: stable-point FP rate"
+GP
+
+cat <<TXT
+
+tp = repeats flagged, fp = first visits wrongly flagged (pages the crawler
+would skip), fn = repeats missed (pages fetched twice).  A Bloom filter never
+misses a repeat, but the more the stream outgrows it, the more first visits
+it flags; a stable Bloom filter keeps its false positives bounded by
+forgetting old URLs, which costs repeats missed.  The sieve is exact.
+
+Results: $OUT/results.tsv
+Picture: $OUT/duplicates.png
 TXT
