@@ -46,6 +46,12 @@ FROM crawl;
 SELECT bloom_agg(url, 1000, 0.01) IS NULL AS no_rows FROM crawl WHERE false;
 SELECT bloom_info(bloom_agg(url, 1000, 0.01)) ->> 'bits_set' AS bits_set FROM crawl WHERE url IS NULL;
 SELECT bloom_union_agg(filter) IS NULL AS no_filters FROM host_filters WHERE false;
+SELECT bloom_union_agg(f) IS NULL AS only_null_filters FROM (VALUES (NULL::bloom), (NULL)) v(f);
+SELECT g, bloom_union_agg(f) IS NULL AS only_nulls
+FROM (VALUES (1, NULL::bloom), (2, bloom_empty(64, 3)), (2, NULL)) v(g, f)
+GROUP BY g ORDER BY g;
+SELECT i, bloom_union_agg(f) OVER (ORDER BY i) IS NULL AS nothing_yet
+FROM (VALUES (1, NULL::bloom), (2, NULL), (3, bloom_empty(64, 3))) v(i, f);
 
 -- As a window aggregate, the filter grows with the frame; the final
 -- function may be called for every row

@@ -141,3 +141,39 @@ CREATE TABLE discovered_nullable (pos bigint, url text);
 INSERT INTO discovered_nullable VALUES (1, 'https://example.org/'), (2, NULL);
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_nullable', 'frontier') $$);
 SELECT count(*) AS still_there FROM discovered_nullable;
+
+-- A trigger that skips rows makes the flush fail, and nothing changes
+CREATE FUNCTION skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TABLE frontier_skipping (pos bigint, url text);
+CREATE TRIGGER skip BEFORE INSERT ON frontier_skipping FOR EACH ROW EXECUTE FUNCTION skip_row();
+INSERT INTO discovered VALUES (200, 'https://www.postgresql.org/support/');
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier_skipping') $$);
+SELECT count(*) AS discovered_kept FROM discovered;
+
+-- Privileges are checked before anything is locked or read: SELECT and
+-- INSERT on seen, SELECT and DELETE on discovered, INSERT on frontier
+CREATE ROLE regress_sbf_crawler;
+GRANT SELECT ON seen, discovered, frontier TO regress_sbf_crawler;
+SET ROLE regress_sbf_crawler;
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier') $$);
+RESET ROLE;
+GRANT INSERT ON seen TO regress_sbf_crawler;
+SET ROLE regress_sbf_crawler;
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier') $$);
+RESET ROLE;
+GRANT DELETE ON discovered TO regress_sbf_crawler;
+GRANT INSERT ON frontier TO regress_sbf_crawler;
+SET ROLE regress_sbf_crawler;
+SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
+RESET ROLE;
+
+-- Row-level security on seen is refused: the index probes would bypass it
+CREATE TABLE seen_rls (sig bigint PRIMARY KEY);
+ALTER TABLE seen_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY all_rows ON seen_rls USING (true);
+GRANT SELECT, INSERT ON seen_rls TO regress_sbf_crawler;
+SET ROLE regress_sbf_crawler;
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_rls', 'discovered', 'frontier') $$);
+RESET ROLE;
+DROP OWNED BY regress_sbf_crawler;
+DROP ROLE regress_sbf_crawler;

@@ -121,7 +121,12 @@ bloom_union_agg_trans(PG_FUNCTION_ARGS)
 	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1))
+	{
+		/* only NULL filters so far: the state stays NULL, not a null pointer */
+		if (state == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(state);
+	}
 
 	if (state == NULL)
 	{

@@ -35,10 +35,14 @@
  * the same Z serialize (and nobody else writes to Z meanwhile), but rows
  * may still be inserted into A: A is read with a snapshot taken after the
  * lock, and only the rows read are deleted, so rows inserted concurrently
- * stay for the next flush.  Under REPEATABLE READ or SERIALIZABLE a flush
- * that waited for another one fails with a serialization error when it
- * tries to delete a row the other has already taken.  An error or a
+ * stay for the next flush.  Under REPEATABLE READ or SERIALIZABLE, whose
+ * snapshot predates the lock, a flush that ran into another one fails with
+ * a serialization error (40001) when it tries to delete a row the other
+ * took or to insert a signature the other inserted.  An error or a
  * ROLLBACK leaves all three tables as they were.
+ *
+ * Privileges are checked before any lock is taken; row-level security on
+ * seen is refused (the index probes would bypass it).
  *
  *-------------------------------------------------------------------------
  */
@@ -49,10 +53,12 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
+#include "catalog/objectaddress.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -67,6 +73,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
@@ -167,6 +174,23 @@ find_signature_index(Relation seen)
 	return NULL;				/* keep compiler quiet */
 }
 
+/*
+ * The privileges a flush needs, checked before any lock is taken, one at
+ * a time (pg_class_aclcheck is satisfied by any one bit of its mode)
+ */
+static void
+check_privileges(Oid relid, AclMode mode)
+{
+	AclMode		bit;
+
+	for (bit = 1; bit != 0 && bit <= mode; bit <<= 1)
+		if ((mode & bit) != 0 &&
+			pg_class_aclcheck(relid, GetUserId(), bit) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV,
+						   get_relkind_objtype(get_rel_relkind(relid)),
+						   get_rel_name(relid));
+}
+
 static void
 open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 {
@@ -174,6 +198,14 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("seen, discovered and frontier must be three different tables")));
+
+	/*
+	 * Nobody may queue locks on tables they could not flush: check the
+	 * privileges first.  (The index probes read seen directly, hence SELECT.)
+	 */
+	check_privileges(seen, ACL_SELECT | ACL_INSERT);
+	check_privileges(discovered, ACL_SELECT | ACL_DELETE);
+	check_privileges(frontier, ACL_INSERT);
 
 	/* Serialize flushes on the same seen table before reading anything */
 	t->seen = table_open(seen, ShareRowExclusiveLock);
@@ -190,10 +222,12 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_column(t->frontier, "frontier", "url", TEXTOID);
 	t->seen_index = find_signature_index(t->seen);
 
-	/* The index probes below read seen directly: check SELECT on it */
-	if (pg_class_aclcheck(seen, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE,
-					   RelationGetRelationName(t->seen));
+	/* The index probes would see rows that a policy hides */
+	if (check_enable_rls(seen, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("sieve_flush does not support row-level security on seen relation \"%s\"",
+						RelationGetRelationName(t->seen))));
 
 	t->seen_name = qualified_name(t->seen);
 	t->discovered_name = qualified_name(t->discovered);
@@ -221,21 +255,38 @@ prepare(const char *query, int nargs, Oid *argtypes)
 	return plan;
 }
 
-/* Run a prepared statement on arrays and check how many rows it touched */
+/*
+ * Run a prepared statement on arrays and check that it touched every row.
+ * A DELETE that misses rows met a concurrent change (or a trigger or policy
+ * that hides them); an INSERT that misses rows met a trigger that skipped
+ * them, which is not retryable.
+ */
 static void
 execute_batch(SPIPlanPtr plan, Datum *args, int expect, int spi_ok,
-			  const char *what)
+			  const char *what, Relation rel)
 {
 	int			rc = SPI_execute_plan(plan, args, NULL, false, 0);
 
 	if (rc != spi_ok)
-		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(rc));
-	if (SPI_processed != (uint64) expect)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("could not %s: a rule on relation \"%s\" rewrote the statement",
+						what, RelationGetRelationName(rel))));
+	if (SPI_processed == (uint64) expect)
+		return;
+	if (spi_ok == SPI_OK_DELETE)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not %s: " UINT64_FORMAT " of %d rows affected",
+				 errmsg("could not %s: " UINT64_FORMAT " of %d rows deleted",
 						what, SPI_processed, expect),
-				 errdetail("Rows of the discovered table were deleted or changed by another transaction during the flush.")));
+				 errdetail("Rows of relation \"%s\" were deleted or changed by another transaction during the flush, or a trigger or policy kept them.",
+						   RelationGetRelationName(rel))));
+	ereport(ERROR,
+			(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+			 errmsg("could not %s: " UINT64_FORMAT " of %d rows inserted",
+					what, SPI_processed, expect),
+			 errdetail("A trigger on relation \"%s\" skipped rows.",
+					   RelationGetRelationName(rel))));
 }
 
 static Datum
@@ -255,7 +306,7 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 {
 	char	   *select = psprintf("SELECT ctid, pos, url FROM ONLY %s", t->discovered_name);
 	Oid			tidarray = TIDARRAYOID;
-	SPIPlanPtr	delete = prepare(psprintf("DELETE FROM ONLY %s WHERE ctid = ANY ($1)",
+	SPIPlanPtr	delete = prepare(psprintf("DELETE FROM ONLY %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)",
 										  t->discovered_name), 1, &tidarray);
 	Portal		cursor;
 	Datum	   *ctids = palloc(sizeof(Datum) * SIEVE_BATCH);
@@ -317,7 +368,8 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 			int			n = (int) SPI_processed;
 
 			SPI_freetuptable(tuptable);
-			execute_batch(delete, &arg, n, SPI_OK_DELETE, "delete the discovered rows read");
+			execute_batch(delete, &arg, n, SPI_OK_DELETE, "delete the discovered rows read",
+						  t->discovered);
 		}
 		pfree(DatumGetPointer(arg));
 	}
@@ -359,7 +411,7 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 	{
 		/* the cursor's snapshot does not see the rows this flush inserts */
 		lookup->cursor = SPI_cursor_open_with_args(NULL,
-												   psprintf("SELECT sig FROM ONLY %s ORDER BY sig",
+												   psprintf("SELECT sig FROM ONLY %s WHERE sig IS NOT NULL ORDER BY sig",
 															t->seen_name),
 												   0, NULL, NULL, NULL, false, 0);
 		lookup->sigs = palloc(sizeof(int64) * SIEVE_BATCH);
@@ -500,7 +552,15 @@ sieve_flush(PG_FUNCTION_ARGS)
 	/* 2. first position of each signature not in seen */
 	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
 									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
-	insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT unnest($1)", t.seen_name),
+	/*
+	 * Under REPEATABLE READ and SERIALIZABLE the snapshot predates the lock:
+	 * a flush that committed meanwhile may have inserted signatures this
+	 * one does not see.  ON CONFLICT makes that a serialization failure
+	 * (40001, retryable) rather than a unique violation.
+	 */
+	insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT pg_catalog.unnest($1)%s",
+								   t.seen_name,
+								   IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
 						  1, &int8array);
 	batch_context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
 										  ALLOCSET_DEFAULT_SIZES);
@@ -534,7 +594,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 		{
 			Datum		arg = int8_array(sigs, nsigs);
 
-			execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen");
+			execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen", t.seen);
 			pfree(DatumGetPointer(arg));
 			nsigs = 0;
 		}
@@ -543,14 +603,14 @@ sieve_flush(PG_FUNCTION_ARGS)
 	{
 		Datum		arg = int8_array(sigs, nsigs);
 
-		execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen");
+		execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen", t.seen);
 	}
 	seen_lookup_end(&lookup);
 	tuplesort_end(by_signature);
 
 	/* 3. the new URLs, appended to the frontier in discovery order */
 	tuplesort_performsort(by_position);
-	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT unnest($1), unnest($2)",
+	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT pg_catalog.unnest($1), pg_catalog.unnest($2)",
 									   t.frontier_name), 2, frontier_types);
 	positions = palloc(sizeof(Datum) * SIEVE_BATCH);
 	urls = palloc(sizeof(Datum) * SIEVE_BATCH);
@@ -578,7 +638,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 													  false, TYPALIGN_INT));
 			MemoryContextSwitchTo(old);
 			execute_batch(insert_frontier, args, nurls, SPI_OK_INSERT,
-						  "append to the frontier");
+						  "append to the frontier", t.frontier);
 			appended += nurls;
 			nurls = 0;
 			MemoryContextReset(batch_context);

@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "miscadmin.h"
+
 #include "format.h"
 #include "hash.h"
 #include "prng.h"
@@ -87,26 +89,47 @@ static inline bool
 stablebloom_add_hash(StableBloom filter, SbfHash hash)
 {
 	uint64		probes[SBF_MAX_HASHES];
+	uint64		start = 0;
 	bool		present = true;
 	SbfProbe	probe;
 	int			i;
 
+	/* prefetch the k cells and the first decremented one (see bloom_add_hash) */
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 	{
 		probes[i] = sbf_probe_next(&probe, filter->cells);
-		if (present && stablebloom_get(filter, probes[i]) == 0)
+		__builtin_prefetch((const uint8 *) filter->words +
+						   ((probes[i] * filter->cell_bits) >> 3), 1);
+	}
+	if (filter->decrements > 0)
+	{
+		start = prng_below(splitmix64_next(&filter->prng), filter->cells);
+		__builtin_prefetch((const uint8 *) filter->words +
+						   ((start * filter->cell_bits) >> 3), 1);
+	}
+
+	for (i = 0; i < filter->hashes; i++)
+	{
+		if (stablebloom_get(filter, probes[i]) == 0)
+		{
 			present = false;
+			break;
+		}
 	}
 
 	if (filter->decrements > 0)
 	{
-		uint64		cell = prng_below(splitmix64_next(&filter->prng), filter->cells);
+		uint64		cell = start;
 		uint64		j;
 
 		for (j = 0; j < filter->decrements; j++)
 		{
 			uint32		v = stablebloom_get(filter, cell);
+
+			/* P may be as large as m: stay cancellable */
+			if ((j & 0xFFFFF) == 0xFFFFF)
+				CHECK_FOR_INTERRUPTS();
 
 			if (v > 0)
 				stablebloom_set(filter, cell, v - 1);

@@ -6,7 +6,9 @@
 #  2. a second flush on the same tables waits for the first, then takes
 #	  only what is left;
 #  3. under REPEATABLE READ the waiting flush fails with a serialization
-#	  error instead, and changes nothing.
+#	  error instead, and changes nothing;
+#  4. so does a REPEATABLE READ flush of another discovered table sharing
+#	  seen, rather than failing on the unique index.
 . "$(dirname "$0")/lib.sh"
 fresh_db
 
@@ -86,6 +88,33 @@ check "under REPEATABLE READ the waiting flush fails with a serialization error 
 check_sql "and changed nothing: 850 URLs, each once" \
 	"SELECT count(*) = 850 AND count(DISTINCT url) = 850 AND (SELECT count(*) FROM discovered) = 0
 	 FROM frontier"
+
+# 4. two flushes sharing seen but not discovered, the second under
+# REPEATABLE READ: its snapshot cannot see the signatures the first one
+# inserts, so it fails with a serialization error, not a unique violation
+q -c "CREATE TABLE discovered2 (LIKE discovered)"
+q -c "INSERT INTO discovered SELECT 3000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
+q -c "INSERT INTO discovered2 SELECT 4000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
+ctl "SELECT pg_advisory_lock(42);"
+q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/e.out" 2>&1 &
+e=$!
+wait_for "$WAITING_ON_42" || true
+psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/f.out" 2>&1 <<'SQL' &
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM seen;
+SELECT sieve_flush('seen', 'discovered2', 'frontier');
+COMMIT;
+SQL
+f=$!
+wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)" || true
+ctl "SELECT pg_advisory_unlock(42);"
+wait $e || true
+wait $f || true
+check "REPEATABLE READ flush of another discovered table sharing seen fails with 40001 ($(tr '\n' ' ' <"$TEST_TMP/f.out"))" \
+	grep -q "ERROR:  40001" "$TEST_TMP/f.out"
+check_sql "and the first flush's 10 URLs are there once each" \
+	"SELECT count(*) = 10 AND (SELECT count(*) FROM discovered2) = 10
+	 FROM frontier WHERE url LIKE 'https://example.org/both/%'"
 
 exec {CTL[1]}>&-
 wait "$CTL_PID" 2>/dev/null || true
