@@ -11,7 +11,10 @@ SELECT round(bloom_expected_fpr(9585088, 7, 2000000)::numeric, 5) AS fpr_at_twic
 
 -- bloom_sized picks exactly those parameters
 SELECT bloom_info(bloom_sized(1000000, 0.01)) - 'size_bytes' AS info;
-SELECT (bloom_info(bloom_sized(1000000, 0.01)) ->> 'size_bytes')::int AS size_bytes;
+-- An empty filter is stored as its 32-byte header; its bits take their
+-- 1.2 MB once the first element is added
+SELECT (bloom_info(bloom_sized(1000000, 0.01)) ->> 'size_bytes')::int AS empty_size_bytes,
+	   (bloom_info(bloom_add(bloom_sized(1000000, 0.01), 'x')) ->> 'size_bytes')::int AS size_bytes;
 
 -- bloom_empty takes them directly; a filter is a value like any other
 CREATE TABLE filters (name text PRIMARY KEY, filter bloom);
@@ -82,9 +85,11 @@ SELECT bloom_cardinality(f), bloom_fpr(f), bloom_info(f) -> 'estimated_cardinali
 FROM (SELECT bloom_agg(i, bloom_empty(64, 1)) AS f FROM generate_series(1, 2000) i) s;
 
 -- The text form is "\x" and the hexadecimal bytes of the stored format
--- (docs/format.md): magic "SBFb", version 1, 3 hashes, 64 bits, seed 0
+-- (docs/format.md): magic "SBFb", version 1, 3 hashes, flags (1: empty,
+-- no words stored), 64 bits, seed 0, then the words
 SELECT bloom_empty(64, 3);
 SELECT bloom_add(bloom_empty(64, 3), 'a');
+-- An all-zero filter with its words equals the empty form
 SELECT '\x534246620100030000000000400000000000000000000000000000000000000000000000'::bloom
 	= bloom_empty(64, 3) AS parsed;
 

@@ -59,8 +59,10 @@ SELECT stablebloom_add(stablebloom_add(stablebloom_sized(1000, 0.05, 4), 'a'), '
 	   stablebloom_add(stablebloom_sized(1000, 0.05, 4), 'a') =
 	   stablebloom_add(stablebloom_sized(1000, 0.05, 4, 1, 99), 'a') AS same_with_other_seed;
 
--- The text form is "\x" and the stored bytes (docs/format.md)
+-- The text form is "\x" and the stored bytes (docs/format.md); an empty
+-- filter is its header (flags 1: no cells stored), a used one has its cells
 SELECT stablebloom_empty(16, 2, 3, 1);
+SELECT stablebloom_add(stablebloom_empty(16, 2, 3, 1), 'x');
 SELECT f::text::stablebloom = f AS text_round_trip
 FROM (SELECT stablebloom_add(stablebloom_empty(1000, 3, 5, 7), 'x') AS f) s;
 

@@ -41,11 +41,13 @@ SELECT pg_temp.error_of($$ SELECT 'x'::stablebloom $$);
 SELECT pg_temp.error_of($$ SELECT '\x53424673'::stablebloom $$);
 -- a bloom value is not a stablebloom value
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', bloom_empty(64, 3)::text));
--- a good value to corrupt: 16 cells of Max 3 (2 bits), k = 2, P = 1
-SELECT stablebloom_empty(16, 2, 3, 1)::text AS good \gset
+-- a good value to corrupt: 16 cells of Max 3 (2 bits), k = 2, P = 1, one
+-- insertion (so its cells are stored)
+SELECT stablebloom_add(stablebloom_empty(16, 2, 3, 1), 'x')::text AS good \gset
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '02' from 7 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '00' from 19 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '03' from 21 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '02' from 23 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '01' from 23 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '11' from 27 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '40' from 43 for 2)));
@@ -53,6 +55,6 @@ SELECT pg_temp.error_of(format('SELECT %L::stablebloom', :'good' || '00'));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', left(:'good', -2)));
 -- Max 5 in 3 bits: a cell holding 7 is out of range
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom',
-	overlay(stablebloom_empty(16, 2, 5, 1)::text placing '07' from 107 for 2)));
+	overlay(stablebloom_add(stablebloom_empty(16, 2, 5, 1), 'x')::text placing '07' from 107 for 2)));
 
 SELECT stablebloom_contains(stablebloom_add(stablebloom_empty(64, 3, 1, 1), 'still'), 'still') AS alive;

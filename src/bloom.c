@@ -52,11 +52,13 @@ PG_FUNCTION_INFO_V1(bloom_fpr);
 PG_FUNCTION_INFO_V1(bloom_info);
 
 /*
- * Allocate an empty filter in CurrentMemoryContext.  The parameters are
- * checked before anything is allocated.
+ * Allocate an empty filter in CurrentMemoryContext: in the empty form
+ * (header only), or materialized with its zeroed words, ready for
+ * bloom_add_hash.  The parameters are checked before anything is
+ * allocated.
  */
 Bloom
-bloom_new(int64 bits, int32 hashes, uint64 seed)
+bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized)
 {
 	Bloom		filter;
 	Size		size;
@@ -64,12 +66,13 @@ bloom_new(int64 bits, int32 hashes, uint64 seed)
 	bloom_check_bits(bits);
 	sbf_check_hashes(hashes);
 
-	size = BLOOM_SIZE(bits);
+	size = materialized ? BLOOM_SIZE(bits) : BLOOM_HEADER_SIZE;
 	filter = (Bloom) palloc0(size);
 	SET_VARSIZE(filter, size);
 	filter->magic = SBF_MAGIC_BLOOM;
 	filter->version = SBF_BLOOM_VERSION;
 	filter->hashes = (uint16) hashes;
+	filter->flags = materialized ? 0 : BLOOM_FLAG_EMPTY;
 	filter->bits = (uint64) bits;
 	filter->seed = seed;
 	return filter;
@@ -77,11 +80,12 @@ bloom_new(int64 bits, int32 hashes, uint64 seed)
 
 /* The filter bloom_sized() describes: optimal m and k for (n, p) */
 Bloom
-bloom_new_sized(int64 capacity, double fpr, uint64 seed)
+bloom_new_sized(int64 capacity, double fpr, uint64 seed, bool materialized)
 {
 	uint64		bits = bloom_bits_for(capacity, fpr);
 
-	return bloom_new((int64) bits, bloom_hashes_for(bits, capacity), seed);
+	return bloom_new((int64) bits, bloom_hashes_for(bits, capacity), seed,
+					 materialized);
 }
 
 /*
@@ -109,17 +113,28 @@ bloom_validate(const BloomData *filter, int sqlstate)
 				 errmsg("invalid bloom value"),
 				 errdetail("The number of hashes is %u, outside 1..%d.",
 						   (unsigned) filter->hashes, SBF_MAX_HASHES)));
-	if (filter->reserved != 0)
+	if ((filter->flags & ~BLOOM_FLAG_EMPTY) != 0)
 		ereport(ERROR,
 				(errcode(sqlstate),
 				 errmsg("invalid bloom value"),
-				 errdetail("The reserved header field is not zero.")));
+				 errdetail("Unknown flags 0x%x are set.",
+						   (unsigned) (filter->flags & ~BLOOM_FLAG_EMPTY))));
 	if (filter->bits < 1 || filter->bits > BLOOM_MAX_BITS)
 		ereport(ERROR,
 				(errcode(sqlstate),
 				 errmsg("invalid bloom value"),
 				 errdetail("The number of bits is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
 						   filter->bits, BLOOM_MAX_BITS)));
+	if (BLOOM_IS_EMPTY(filter))
+	{
+		if (size != BLOOM_HEADER_SIZE)
+			ereport(ERROR,
+					(errcode(sqlstate),
+					 errmsg("invalid bloom value"),
+					 errdetail("An empty filter takes %zu bytes, but the value has %zu.",
+							   BLOOM_HEADER_SIZE - VARHDRSZ, size - VARHDRSZ)));
+		return;
+	}
 	if (size != BLOOM_SIZE(filter->bits))
 		ereport(ERROR,
 				(errcode(sqlstate),
@@ -145,14 +160,21 @@ bloom_from_datum(Datum datum)
 	return filter;
 }
 
-/* A private, writable copy of a bloom argument in CurrentMemoryContext */
+/*
+ * A private, writable, materialized copy of a bloom argument in
+ * CurrentMemoryContext: one allocation of the filter's full size.
+ */
 Bloom
 bloom_copy_datum(Datum datum)
 {
-	Bloom		filter = (Bloom) PG_DETOAST_DATUM_COPY(datum);
+	Bloom		filter = bloom_from_datum(datum);
 
-	bloom_validate(filter, ERRCODE_DATA_CORRUPTED);
-	return filter;
+	if (BLOOM_IS_EMPTY(filter))
+		return bloom_new((int64) filter->bits, filter->hashes, filter->seed, true);
+	/* detoasting already made a private copy, or the value is in memory */
+	if ((Pointer) filter != DatumGetPointer(datum))
+		return filter;
+	return (Bloom) sbf_value_copy((struct varlena *) filter);
 }
 
 void
@@ -176,6 +198,8 @@ bloom_union_into(Bloom target, const BloomData *source)
 	uint64		nwords = BLOOM_WORDS(target->bits);
 	uint64		i;
 
+	if (BLOOM_IS_EMPTY(source))
+		return;
 	for (i = 0; i < nwords; i++)
 		target->words[i] |= source->words[i];
 }
@@ -187,6 +211,8 @@ bloom_bits_set(const BloomData *filter)
 	uint64		count = 0;
 	uint64		i;
 
+	if (BLOOM_IS_EMPTY(filter))
+		return 0;
 	for (i = 0; i < nwords; i++)
 		count += pg_popcount64(filter->words[i]);
 	return count;
@@ -261,21 +287,20 @@ bloom_send(PG_FUNCTION_ARGS)
  * Constructors
  */
 
-/* bloom_empty(bits bigint, hashes int, seed bigint DEFAULT 0) */
+/* bloom_empty(bits bigint, hashes int, seed bigint DEFAULT 0), in the empty form */
 Datum
 bloom_empty(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_POINTER(bloom_new(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
-								   (uint64) PG_GETARG_INT64(2)));
+								(uint64) PG_GETARG_INT64(2), false));
 }
 
-/* bloom_sized(capacity bigint, fpr float8, seed bigint DEFAULT 0) */
+/* bloom_sized(capacity bigint, fpr float8, seed bigint DEFAULT 0), likewise */
 Datum
 bloom_sized(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_POINTER(bloom_new_sized(PG_GETARG_INT64(0),
-										 PG_GETARG_FLOAT8(1),
-										 (uint64) PG_GETARG_INT64(2)));
+	PG_RETURN_POINTER(bloom_new_sized(PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
+									  (uint64) PG_GETARG_INT64(2), false));
 }
 
 /*
@@ -381,16 +406,25 @@ bloom_intersect(PG_FUNCTION_ARGS)
 	bloom_check_compatible(a, b, "intersect");
 	nwords = BLOOM_WORDS(a->bits);
 	for (i = 0; i < nwords; i++)
-		a->words[i] &= b->words[i];
+		a->words[i] &= BLOOM_IS_EMPTY(b) ? 0 : b->words[i];
 	PG_RETURN_POINTER(a);
 }
 
-/* Two filters are equal when they have the same parameters and bits */
+/*
+ * Two filters are equal when they have the same parameters and bits,
+ * whether an empty one is stored in the empty form or not.
+ */
 static bool
 bloom_equal(Datum a_datum, Datum b_datum)
 {
-	return sbf_value_equal((struct varlena *) bloom_from_datum(a_datum),
-						   (struct varlena *) bloom_from_datum(b_datum));
+	Bloom		a = bloom_from_datum(a_datum);
+	Bloom		b = bloom_from_datum(b_datum);
+
+	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed)
+		return false;
+	if (BLOOM_IS_EMPTY(a) || BLOOM_IS_EMPTY(b))
+		return bloom_bits_set(a) == 0 && bloom_bits_set(b) == 0;
+	return memcmp(a->words, b->words, BLOOM_WORDS(a->bits) * sizeof(uint64)) == 0;
 }
 
 Datum

@@ -17,9 +17,11 @@
 #include "hash.h"
 
 #define BLOOM_SIZE(bits)	(BLOOM_HEADER_SIZE + BLOOM_WORDS(bits) * sizeof(uint64))
+#define BLOOM_IS_EMPTY(filter)	(((filter)->flags & BLOOM_FLAG_EMPTY) != 0)
 
-extern Bloom bloom_new(int64 bits, int32 hashes, uint64 seed);
-extern Bloom bloom_new_sized(int64 capacity, double fpr, uint64 seed);
+extern Bloom bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized);
+extern Bloom bloom_new_sized(int64 capacity, double fpr, uint64 seed,
+							 bool materialized);
 extern void bloom_validate(const BloomData *filter, int sqlstate);
 extern Bloom bloom_from_datum(Datum datum);
 extern Bloom bloom_copy_datum(Datum datum);
@@ -35,6 +37,8 @@ bloom_test_hash(const BloomData *filter, SbfHash hash)
 	SbfProbe	probe;
 	int			i;
 
+	if (BLOOM_IS_EMPTY(filter))
+		return false;
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 	{
@@ -46,7 +50,10 @@ bloom_test_hash(const BloomData *filter, SbfHash hash)
 	return true;
 }
 
-/* Set the k bits of one element; return whether all were set already */
+/*
+ * Set the k bits of one element; return whether all were set already.
+ * The filter must be materialized (bloom_copy_datum, bloom_new(..., true)).
+ */
 static inline bool
 bloom_add_hash(Bloom filter, SbfHash hash)
 {

@@ -60,7 +60,7 @@ bloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 		sbf_agg_check_not_null(fcinfo, 2, "capacity");
 		sbf_agg_check_not_null(fcinfo, 3, "false-positive rate");
 		old = MemoryContextSwitchTo(aggcontext);
-		state = bloom_new_sized(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), 0);
+		state = bloom_new_sized(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), 0, true);
 		MemoryContextSwitchTo(old);
 	}
 	return bloom_agg_add_value(fcinfo, state, kind);

@@ -61,11 +61,16 @@ typedef struct SbfHeader
  *   0             4     magic    = SBF_MAGIC_BLOOM
  *   4             2     version  = 1
  *   6             2     hashes   (k), 1..SBF_MAX_HASHES
- *   8             4     reserved, must be zero
+ *   8             4     flags    BLOOM_FLAG_EMPTY or 0; other bits zero
  *  12             8     bits     (m), >= 1
  *  20             8     seed     of XXH3-128
  *  28             8*W   words    bit i is bit (i % 64) of word (i / 64),
- *                                W = ceil(m / 64); bits >= m are zero
+ *                                W = ceil(m / 64); bits >= m are zero.
+ *                                Absent (W = 0) when BLOOM_FLAG_EMPTY is set.
+ *
+ * The empty form keeps a new filter as small as its header, however many
+ * bits it has: bloom_sized(3400000, 0.01) is 28 bytes, not 4 MB, in a plan,
+ * a table or a dump.  Code that sets bits first materializes the words.
  *
  * With the varlena header in front, the words start 32 bytes into the
  * value, so they are 8-byte aligned in any palloc'd copy.
@@ -76,11 +81,14 @@ typedef struct BloomData
 	uint32		magic;
 	uint16		version;
 	uint16		hashes;
-	uint32		reserved;
+	uint32		flags;
 	uint64		bits;
 	uint64		seed;
 	uint64		words[FLEXIBLE_ARRAY_MEMBER];
 } BloomData;
+
+/* flags: no words stored, every bit is zero */
+#define BLOOM_FLAG_EMPTY		0x0001
 
 typedef BloomData *Bloom;
 
@@ -107,7 +115,7 @@ typedef BloomData *Bloom;
  *   6             2     hashes      (k), 1..SBF_MAX_HASHES
  *   8             1     max         (Max), 1..255
  *   9             1     cell_bits   bits per cell: the fewest that hold max
- *  10             2     reserved, must be zero
+ *  10             2     flags       STABLEBLOOM_FLAG_EMPTY or 0
  *  12             8     decrements  (P), 0..cells
  *  20             8     cells       (m), >= 1
  *  28             8     seed        of XXH3-128
@@ -116,7 +124,8 @@ typedef BloomData *Bloom;
  *  52             8*W   words       cell i is bits [i*b, i*b + b) of the
  *                                   little-endian bit string of the words
  *                                   (b = cell_bits), W = ceil(m * b / 64);
- *                                   no cell exceeds max, bits >= m * b are 0
+ *                                   no cell exceeds max, bits >= m * b are 0;
+ *                                   absent (W = 0) with STABLEBLOOM_FLAG_EMPTY
  *
  * With the varlena header in front, the words start 56 bytes into the
  * value, 8-byte aligned.
@@ -129,7 +138,7 @@ typedef struct StableBloomData
 	uint16		hashes;
 	uint8		max;
 	uint8		cell_bits;
-	uint16		reserved;
+	uint16		flags;
 	uint64		decrements;
 	uint64		cells;
 	uint64		seed;
@@ -139,6 +148,9 @@ typedef struct StableBloomData
 } StableBloomData;
 
 typedef StableBloomData *StableBloom;
+
+/* flags: no cells stored, every cell is zero */
+#define STABLEBLOOM_FLAG_EMPTY	0x0001
 
 #define STABLEBLOOM_HEADER_SIZE	offsetof(StableBloomData, words)
 #define STABLEBLOOM_WORDS(cells, cell_bits) \

@@ -61,11 +61,12 @@ stablebloom_cell_bits(int max)
 
 /*
  * Allocate an empty filter in CurrentMemoryContext, after checking every
- * parameter.  The PRNG starts from the seed.
+ * parameter: in the empty form (header only) or materialized, with its
+ * zeroed cells.  The PRNG starts from the seed.
  */
 StableBloom
 stablebloom_new(int64 cells, int32 hashes, int32 max, int64 decrements,
-				uint64 seed)
+				uint64 seed, bool materialized)
 {
 	StableBloom filter;
 	int			cell_bits;
@@ -82,7 +83,7 @@ stablebloom_new(int64 cells, int32 hashes, int32 max, int64 decrements,
 						   STABLEBLOOM_MAX_CELLS(cell_bits), cell_bits)));
 	stablebloom_check_decrements(cells, (double) decrements);
 
-	size = STABLEBLOOM_SIZE(cells, cell_bits);
+	size = materialized ? STABLEBLOOM_SIZE(cells, cell_bits) : STABLEBLOOM_HEADER_SIZE;
 	filter = (StableBloom) palloc0(size);
 	SET_VARSIZE(filter, size);
 	filter->magic = SBF_MAGIC_STABLEBLOOM;
@@ -90,6 +91,7 @@ stablebloom_new(int64 cells, int32 hashes, int32 max, int64 decrements,
 	filter->hashes = (uint16) hashes;
 	filter->max = (uint8) max;
 	filter->cell_bits = (uint8) cell_bits;
+	filter->flags = materialized ? 0 : STABLEBLOOM_FLAG_EMPTY;
 	filter->decrements = (uint64) decrements;
 	filter->cells = (uint64) cells;
 	filter->seed = seed;
@@ -129,8 +131,9 @@ stablebloom_validate_header(const StableBloomData *filter, int sqlstate)
 		STABLEBLOOM_INVALID("Cells of max %u take %d bits, but the value says %u.",
 							(unsigned) filter->max, stablebloom_cell_bits(filter->max),
 							(unsigned) filter->cell_bits);
-	if (filter->reserved != 0)
-		STABLEBLOOM_INVALID("The reserved header field is not zero.");
+	if ((filter->flags & ~STABLEBLOOM_FLAG_EMPTY) != 0)
+		STABLEBLOOM_INVALID("Unknown flags 0x%x are set.",
+							(unsigned) (filter->flags & ~STABLEBLOOM_FLAG_EMPTY));
 	if (filter->cells <= filter->hashes ||
 		filter->cells > STABLEBLOOM_MAX_CELLS(filter->cell_bits))
 		STABLEBLOOM_INVALID("The number of cells is " UINT64_FORMAT ", outside %u.." UINT64_FORMAT ".",
@@ -139,7 +142,13 @@ stablebloom_validate_header(const StableBloomData *filter, int sqlstate)
 	if (filter->decrements > filter->cells)
 		STABLEBLOOM_INVALID("The number of decrements is " UINT64_FORMAT ", more than the " UINT64_FORMAT " cells.",
 							filter->decrements, filter->cells);
-	if (size != STABLEBLOOM_SIZE(filter->cells, filter->cell_bits))
+	if (STABLEBLOOM_IS_EMPTY(filter))
+	{
+		if (size != STABLEBLOOM_HEADER_SIZE)
+			STABLEBLOOM_INVALID("An empty filter takes %zu bytes, but the value has %zu.",
+								STABLEBLOOM_HEADER_SIZE - VARHDRSZ, size - VARHDRSZ);
+	}
+	else if (size != STABLEBLOOM_SIZE(filter->cells, filter->cell_bits))
 		STABLEBLOOM_INVALID("A filter of " UINT64_FORMAT " cells of %u bits takes %zu bytes, but the value has %zu.",
 							filter->cells, (unsigned) filter->cell_bits,
 							STABLEBLOOM_SIZE(filter->cells, filter->cell_bits) - VARHDRSZ,
@@ -157,6 +166,8 @@ stablebloom_validate(const StableBloomData *filter, int sqlstate)
 	uint64		i;
 
 	stablebloom_validate_header(filter, sqlstate);
+	if (STABLEBLOOM_IS_EMPTY(filter))
+		return;
 
 	used_bits = filter->cells * filter->cell_bits;
 	if (used_bits % 64 != 0 &&
@@ -187,14 +198,30 @@ stablebloom_from_datum(Datum datum)
 	return filter;
 }
 
-/* A private, writable copy of a stablebloom argument */
+/*
+ * A private, writable, materialized copy of a stablebloom argument in
+ * CurrentMemoryContext: one allocation of the filter's full size, which
+ * keeps the insertion count and the PRNG state of the argument.
+ */
 StableBloom
 stablebloom_copy_datum(Datum datum)
 {
-	StableBloom filter = (StableBloom) PG_DETOAST_DATUM_COPY(datum);
+	StableBloom filter = stablebloom_from_datum(datum);
 
-	stablebloom_validate_header(filter, ERRCODE_DATA_CORRUPTED);
-	return filter;
+	if (STABLEBLOOM_IS_EMPTY(filter))
+	{
+		Size		size = STABLEBLOOM_SIZE(filter->cells, filter->cell_bits);
+		StableBloom copy = (StableBloom) palloc0(size);
+
+		memcpy(copy, filter, STABLEBLOOM_HEADER_SIZE);
+		SET_VARSIZE(copy, size);
+		copy->flags &= ~STABLEBLOOM_FLAG_EMPTY;
+		return copy;
+	}
+	/* detoasting already made a private copy, or the value is in memory */
+	if ((Pointer) filter != DatumGetPointer(datum))
+		return filter;
+	return (StableBloom) sbf_value_copy((struct varlena *) filter);
 }
 
 static uint64
@@ -203,6 +230,8 @@ stablebloom_zero_cells(const StableBloomData *filter)
 	uint64		zeros = 0;
 	uint64		i;
 
+	if (STABLEBLOOM_IS_EMPTY(filter))
+		return filter->cells;
 	for (i = 0; i < filter->cells; i++)
 		zeros += (stablebloom_get(filter, i) == 0);
 	return zeros;
@@ -258,7 +287,7 @@ stablebloom_empty(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_POINTER(stablebloom_new(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
 									  PG_GETARG_INT32(2), PG_GETARG_INT32(3),
-									  (uint64) PG_GETARG_INT64(4)));
+									  (uint64) PG_GETARG_INT64(4), false));
 }
 
 /*
@@ -275,7 +304,7 @@ stablebloom_sized(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(stablebloom_new(cells, hashes, max,
 									  stablebloom_decrements_for(fpr, hashes, cells, max),
-									  (uint64) PG_GETARG_INT64(4)));
+									  (uint64) PG_GETARG_INT64(4), false));
 }
 
 /*
@@ -348,12 +377,24 @@ stablebloom_contained_by_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(stablebloom_contains_common(fcinfo, 1, 0, SBF_ELEMENT_INT8));
 }
 
-/* Equal: same parameters, cells, insertion count and PRNG state */
+/*
+ * Equal: same parameters, insertion count, PRNG state and cells, whether
+ * all-zero cells are stored in the empty form or not
+ */
 static bool
-stablebloom_equal(Datum a, Datum b)
+stablebloom_equal(Datum a_datum, Datum b_datum)
 {
-	return sbf_value_equal((struct varlena *) stablebloom_from_datum(a),
-						   (struct varlena *) stablebloom_from_datum(b));
+	StableBloom a = stablebloom_from_datum(a_datum);
+	StableBloom b = stablebloom_from_datum(b_datum);
+
+	if (a->hashes != b->hashes || a->max != b->max || a->decrements != b->decrements ||
+		a->cells != b->cells || a->seed != b->seed || a->insertions != b->insertions ||
+		a->prng != b->prng)
+		return false;
+	if (STABLEBLOOM_IS_EMPTY(a) || STABLEBLOOM_IS_EMPTY(b))
+		return stablebloom_zero_cells(a) == a->cells && stablebloom_zero_cells(b) == b->cells;
+	return memcmp(a->words, b->words,
+				  STABLEBLOOM_WORDS(a->cells, a->cell_bits) * sizeof(uint64)) == 0;
 }
 
 Datum

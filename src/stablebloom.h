@@ -21,8 +21,11 @@
 	(STABLEBLOOM_HEADER_SIZE + STABLEBLOOM_WORDS(cells, cell_bits) * sizeof(uint64))
 
 extern int	stablebloom_cell_bits(int max);
+#define STABLEBLOOM_IS_EMPTY(filter)	(((filter)->flags & STABLEBLOOM_FLAG_EMPTY) != 0)
+
 extern StableBloom stablebloom_new(int64 cells, int32 hashes, int32 max,
-								   int64 decrements, uint64 seed);
+								   int64 decrements, uint64 seed,
+								   bool materialized);
 extern void stablebloom_validate(const StableBloomData *filter, int sqlstate);
 extern StableBloom stablebloom_from_datum(Datum datum);
 extern StableBloom stablebloom_copy_datum(Datum datum);
@@ -66,6 +69,8 @@ stablebloom_test_hash(const StableBloomData *filter, SbfHash hash)
 	SbfProbe	probe;
 	int			i;
 
+	if (STABLEBLOOM_IS_EMPTY(filter))
+		return false;
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 		if (stablebloom_get(filter, sbf_probe_next(&probe, filter->cells)) == 0)
@@ -84,6 +89,8 @@ stablebloom_test_hash(const StableBloomData *filter, SbfHash hash)
  * cell being decremented with probability P/m per insertion, which holds
  * for any start drawn uniformly; test/stablebloom_accuracy.sh measures the
  * false-positive rate against the formula.
+ *
+ * The filter must be materialized (stablebloom_copy_datum).
  */
 static inline bool
 stablebloom_add_hash(StableBloom filter, SbfHash hash)

@@ -228,14 +228,6 @@ sbf_detoast_arg_cached(FunctionCallInfo fcinfo, int argno)
 	return cache->value;
 }
 
-/* Two values of one type are equal when their payloads are */
-bool
-sbf_value_equal(const struct varlena *a, const struct varlena *b)
-{
-	return VARSIZE(a) == VARSIZE(b) &&
-		memcmp(VARDATA(a), VARDATA(b), VARSIZE(a) - VARHDRSZ) == 0;
-}
-
 /* A copy of a (detoasted) value in CurrentMemoryContext */
 struct varlena *
 sbf_value_copy(const struct varlena *value)

@@ -67,7 +67,8 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 	MemoryContext old;
 	Datum		datum;
 	bool		isnull;
-	struct varlena *copy;
+	SbfHeader  *header;
+	void	   *copy = NULL;
 	uint32		magic;
 
 	datum = WinGetFuncArgCurrent(winobj, 1, &isnull);
@@ -77,19 +78,22 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 				 errmsg("filter argument of is_duplicate must not be null"),
 				 errhint("Start from an empty filter, e.g. bloom_sized(capacity, fpr).")));
 
-	old = MemoryContextSwitchTo(partcontext);
-	copy = PG_DETOAST_DATUM_COPY(datum);
-	MemoryContextSwitchTo(old);
+	/* the magic number says which filter; only the first bytes are read */
+	header = (SbfHeader *) PG_DETOAST_DATUM_SLICE(datum, 0,
+												  offsetof(SbfHeader, version) - VARHDRSZ);
+	magic = VARSIZE(header) >= offsetof(SbfHeader, version) ? header->magic : 0;
 
-	magic = VARSIZE(copy) >= sizeof(SbfHeader) ? ((SbfHeader *) copy)->magic : 0;
+	/* one private, materialized copy of the filter, in partition memory */
+	old = MemoryContextSwitchTo(partcontext);
 	switch (magic)
 	{
 		case SBF_MAGIC_BLOOM:
-			bloom_validate((Bloom) copy, ERRCODE_DATA_CORRUPTED);
+			copy = bloom_copy_datum(datum);
 			state->seed = ((Bloom) copy)->seed;
 			state->insert = bloom_insert;
 			break;
 		case SBF_MAGIC_STABLEBLOOM:
+			copy = stablebloom_copy_datum(datum);
 			stablebloom_validate((StableBloom) copy, ERRCODE_DATA_CORRUPTED);
 			state->seed = ((StableBloom) copy)->seed;
 			state->insert = stablebloom_insert;
@@ -99,6 +103,7 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("filter argument of is_duplicate is not a valid filter")));
 	}
+	MemoryContextSwitchTo(old);
 	state->filter = copy;
 }
 
