@@ -21,6 +21,8 @@
 
 #include <time.h>
 
+#include "miscadmin.h"
+
 #include "bloom.h"
 #include "stablebloom.h"
 
@@ -28,6 +30,14 @@
 #undef fprintf
 #undef snprintf
 #include <stdio.h>
+
+/* What CHECK_FOR_INTERRUPTS needs outside a backend: no interrupts */
+volatile sig_atomic_t InterruptPending = false;
+
+void
+ProcessInterrupts(void)
+{
+}
 
 static double
 now_ns(void)
