@@ -44,20 +44,8 @@ CREATE TABLE seen_base AS SELECT sig FROM seen;
 VACUUM ANALYZE stream, seen_base;
 SQL
 
-PLAIN_SQL_FLUSH="
-	WITH batch AS (
-		DELETE FROM discovered RETURNING pos, url
-	), firsts AS (
-		SELECT DISTINCT ON (url_signature(url)) url_signature(url) AS sig, pos, url
-		FROM batch ORDER BY url_signature(url), pos
-	), fresh AS (
-		INSERT INTO seen (sig)
-		SELECT sig FROM firsts f WHERE NOT EXISTS (SELECT FROM seen s WHERE s.sig = f.sig)
-		ORDER BY sig
-		RETURNING sig
-	)
-	INSERT INTO frontier (pos, url)
-	SELECT f.pos, f.url FROM firsts f JOIN fresh USING (sig) ORDER BY f.pos"
+psql -f "$SBF_ROOT/scripts/plain_sql_flush.sql"
+PLAIN_SQL_FLUSH="CALL plain_sql_flush('seen', 'discovered', 'frontier')"
 
 # reset LO HI: seen = the first 500k rows' signatures, discovered = rows LO..HI
 reset() {

@@ -21,27 +21,14 @@ CREATE TABLE frontier_sql (LIKE frontier_c INCLUDING IDENTITY);
 SQL
 stream_to_copy "$STREAM" | q -c "\\copy stream FROM STDIN"
 
-PLAIN_SQL_FLUSH="
-	WITH batch AS (
-		DELETE FROM discovered_sql RETURNING pos, url
-	), firsts AS (
-		SELECT DISTINCT ON (url_signature(url)) url_signature(url) AS sig, pos, url
-		FROM batch ORDER BY url_signature(url), pos
-	), fresh AS (
-		INSERT INTO seen_sql (sig)
-		SELECT sig FROM firsts f WHERE NOT EXISTS (SELECT FROM seen_sql s WHERE s.sig = f.sig)
-		ORDER BY sig
-		RETURNING sig
-	)
-	INSERT INTO frontier_sql (pos, url)
-	SELECT f.pos, f.url FROM firsts f JOIN fresh USING (sig) ORDER BY f.pos"
+q -f "$SBF_ROOT/scripts/plain_sql_flush.sql"
 
 for batch in "1 1000000" "1000001 2000000"; do
 	read -r lo hi <<<"$batch"
 	q -c "INSERT INTO discovered_c SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND $hi"
 	q -c "INSERT INTO discovered_sql SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND $hi"
 	appended=$(q -c "SET work_mem = '1MB'" -c "SELECT sieve_flush('seen_c', 'discovered_c', 'frontier_c')")
-	q -c "SET work_mem = '1MB'" -c "$PLAIN_SQL_FLUSH"
+	q -c "SET work_mem = '1MB'" -c "CALL plain_sql_flush('seen_sql', 'discovered_sql', 'frontier_sql')"
 	expected=$(q -c "SELECT count(*) FROM frontier_sql WHERE pos BETWEEN $lo AND $hi")
 	check "flush of rows $lo..$hi at work_mem = 1MB appended $appended, the plain-SQL flush $expected" \
 		[ "$appended" = "$expected" ]
