@@ -43,31 +43,43 @@ build_and_install() {
 	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null || die "install failed"
 }
 
+# start_server DIR PORT: a new cluster in DIR (which the postgres user gets
+# to own), listening only on a Unix socket in DIR on PORT
+start_server() {
+	local dir=$1 port=$2
+	chown postgres: "$dir"
+	chmod 700 "$dir"
+	runuser -u postgres -- "$PG_BINDIR/initdb" -D "$dir/data" \
+		--auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+		|| { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -t 60 \
+		-l "$dir/server.log" \
+		-o "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4" \
+		start >/dev/null \
+		|| { cat "$dir/server.log" >&2; die "the server did not start"; }
+}
+
+# stop_server DIR: stop the cluster in DIR, if it runs
+stop_server() {
+	if [ -f "$1/data/postmaster.pid" ]; then
+		runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+}
+
 # start_cluster: sets PGHOST, PGPORT, PGUSER, PGDATABASE and SBF_CLUSTER
 start_cluster() {
 	id postgres >/dev/null 2>&1 || die "no postgres OS user (is postgresql-15 installed?)"
 	SBF_CLUSTER=$(mktemp -d /tmp/sbf-cluster.XXXXXX)
-	chown postgres: "$SBF_CLUSTER"
-	chmod 700 "$SBF_CLUSTER"
 	PGPORT=${SBF_PORT:-$((20000 + RANDOM % 10000))}
 	say "starting a throwaway PostgreSQL 15 cluster in $SBF_CLUSTER (port $PGPORT, socket only)"
-	runuser -u postgres -- "$PG_BINDIR/initdb" -D "$SBF_CLUSTER/data" \
-		--auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$SBF_CLUSTER/initdb.log" 2>&1 \
-		|| { cat "$SBF_CLUSTER/initdb.log" >&2; die "initdb failed"; }
-	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -w -t 60 \
-		-l "$SBF_CLUSTER/server.log" \
-		-o "-p $PGPORT -k $SBF_CLUSTER -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4" \
-		start >/dev/null \
-		|| { cat "$SBF_CLUSTER/server.log" >&2; die "the server did not start"; }
+	start_server "$SBF_CLUSTER" "$PGPORT"
 	export PGHOST=$SBF_CLUSTER PGPORT PGUSER=postgres PGDATABASE=postgres SBF_CLUSTER
 	trap stop_cluster EXIT
 }
 
 stop_cluster() {
 	[ -n "${SBF_CLUSTER:-}" ] || return 0
-	if [ -f "$SBF_CLUSTER/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
+	stop_server "$SBF_CLUSTER"
 	if [ -n "${SBF_KEEP_CLUSTER:-}" ]; then
 		say "kept the cluster in $SBF_CLUSTER"
 	else
