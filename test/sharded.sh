@@ -105,4 +105,22 @@ check_sql "(c) the shards' frontiers together are the single-server frontier" \
 						EXCEPT ALL SELECT pos, url FROM frontier)
 		AND (SELECT count(*) FROM frontier) = 5473"
 
+# Binary COPY from this cluster to another gives identical values
+q <<'SQL'
+CREATE TABLE filters (id int, b bloom, s stablebloom);
+INSERT INTO filters VALUES
+	(1, bloom_empty(64, 3), stablebloom_empty(16, 2, 3, 1)),
+	(2, (SELECT bloom_agg(url, 10000, 0.01) FROM whole),
+		(SELECT stablebloom_agg(url, stablebloom_sized(20000, 0.05, 4, 3) ORDER BY pos) FROM whole)),
+	(3, NULL, NULL);
+SQL
+q -c "\\copy filters TO '$TEST_TMP/filters.bin' WITH (FORMAT binary)"
+shard 1 -c "CREATE TABLE filters (id int, b bloom, s stablebloom)"
+shard 1 -c "\\copy filters FROM '$TEST_TMP/filters.bin' WITH (FORMAT binary)"
+FINGERPRINT="SELECT md5(string_agg(id || ':' || coalesce(b::text, '-') || ':' || coalesce(s::text, '-'), ',' ORDER BY id)) FROM filters"
+here=$(q -c "$FINGERPRINT")
+there=$(shard 1 -c "$FINGERPRINT")
+check "binary COPY to another cluster gives identical bloom and stablebloom values ($here = $there)" \
+	[ "$here" = "$there" -a -n "$here" ]
+
 finish

@@ -1,0 +1,145 @@
+/*
+ * libFuzzer target: the text input, the binary input and the value
+ * validation of bloom and stablebloom, then every read and write path on
+ * whatever validation accepts, under AddressSanitizer and UBSan.
+ *
+ * The first input byte picks the type and the form (text or binary); the
+ * rest is the input.  A refused input must end in ereport(ERROR) with an
+ * input or corruption SQLSTATE; an accepted one must survive contains,
+ * add (on a materialized copy) and the statistics.  A crash, an
+ * out-of-bounds access or undefined behaviour is a finding.
+ */
+#include "postgres.h"
+
+#include "bloom.h"
+#include "fuzz.h"
+#include "stablebloom.h"
+#include "utils/elog.h"
+#include "value_io.h"
+
+static struct varlena *
+binary_value(const uint8_t *data, size_t size)
+{
+	struct varlena *v = palloc(size + VARHDRSZ);
+
+	SET_VARSIZE(v, size + VARHDRSZ);
+	memcpy(VARDATA(v), data, size);
+	return v;
+}
+
+static char *
+text_value(const uint8_t *data, size_t size)
+{
+	char	   *s = palloc(size + 1);
+
+	memcpy(s, data, size);
+	s[size] = '\0';
+	return s;
+}
+
+/* An empty form may ask for up to 1 GB when materialized: stay small */
+#define FUZZ_MAX_MATERIALIZED	(64 * 1024 * 1024)
+
+static void
+exercise_bloom(Bloom filter)
+{
+	SbfHash		h = sbf_hash_bytes("https://example.org/", 20, filter->seed);
+	Bloom		copy;
+
+	(void) bloom_test_hash(filter, h);
+	if (BLOOM_SIZE(filter->bits) > FUZZ_MAX_MATERIALIZED)
+		return;
+	copy = bloom_copy_datum(PointerGetDatum(filter));
+
+	(void) bloom_bits_set(filter);
+	bloom_add_hash(copy, h);
+	if (!bloom_test_hash(copy, h))
+		abort();				/* a Bloom filter never forgets */
+	bloom_union_into(copy, filter);
+	(void) sbf_value_to_text((struct varlena *) copy);
+}
+
+static void
+exercise_stablebloom(StableBloom filter)
+{
+	SbfHash		h = sbf_hash_bytes("https://example.org/", 20, filter->seed);
+	StableBloom copy;
+
+	(void) stablebloom_test_hash(filter, h);
+	if (STABLEBLOOM_SIZE(filter->cells, filter->cell_bits) > FUZZ_MAX_MATERIALIZED)
+		return;
+	copy = stablebloom_copy_datum(PointerGetDatum(filter));
+	/* P up to m decrements per insertion: keep the input's work bounded */
+	if (copy->decrements <= 100000)
+	{
+		stablebloom_add_hash(copy, h);
+		if (!stablebloom_test_hash(copy, h))
+			abort();			/* just inserted: all k cells are Max */
+	}
+	(void) sbf_value_to_text((struct varlena *) copy);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t		mode;
+
+	if (size < 1)
+		return 0;
+	mode = data[0] & 3;
+	data++;
+	size--;
+
+	fuzz_last_sqlstate = 0;
+	if (sigsetjmp(fuzz_error_jump, 0) == 0)
+	{
+		switch (mode)
+		{
+			case 0:
+				{
+					Bloom		f = (Bloom) sbf_value_from_text(text_value(data, size), "bloom");
+
+					bloom_validate(f, ERRCODE_INVALID_TEXT_REPRESENTATION);
+					exercise_bloom(f);
+					break;
+				}
+			case 1:
+				{
+					Bloom		f = (Bloom) binary_value(data, size);
+
+					bloom_validate(f, ERRCODE_INVALID_BINARY_REPRESENTATION);
+					exercise_bloom(f);
+					break;
+				}
+			case 2:
+				{
+					StableBloom f = (StableBloom)
+						sbf_value_from_text(text_value(data, size), "stablebloom");
+
+					stablebloom_validate(f, ERRCODE_INVALID_TEXT_REPRESENTATION);
+					exercise_stablebloom(f);
+					break;
+				}
+			case 3:
+				{
+					StableBloom f = (StableBloom) binary_value(data, size);
+
+					stablebloom_validate(f, ERRCODE_INVALID_BINARY_REPRESENTATION);
+					exercise_stablebloom(f);
+					break;
+				}
+		}
+	}
+	else
+	{
+		/* refused: only with an input or corruption error */
+		if (fuzz_last_sqlstate != ERRCODE_INVALID_TEXT_REPRESENTATION &&
+			fuzz_last_sqlstate != ERRCODE_INVALID_BINARY_REPRESENTATION &&
+			fuzz_last_sqlstate != ERRCODE_DATA_CORRUPTED &&
+			fuzz_last_sqlstate != ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
+			fuzz_last_sqlstate != ERRCODE_INVALID_PARAMETER_VALUE)
+			abort();
+	}
+	fuzz_free_all();
+	return 0;
+}

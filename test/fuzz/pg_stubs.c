@@ -1,0 +1,171 @@
+/*
+ * What the value-validation code needs from a backend, for the fuzzer:
+ * allocation on malloc (freed after each input), and ereport(ERROR) as a
+ * longjmp back to the fuzzer's entry point.  Nothing else of PostgreSQL
+ * is linked in.
+ */
+#include "postgres.h"
+
+#include <setjmp.h>
+
+#include "fuzz.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+
+sigjmp_buf fuzz_error_jump;
+int			fuzz_last_sqlstate;
+
+static void **allocations;
+static size_t nallocations;
+static size_t maxallocations;
+
+volatile sig_atomic_t InterruptPending = false;
+MemoryContext CurrentMemoryContext = NULL;
+
+void
+ProcessInterrupts(void)
+{
+}
+
+static void *
+remember(void *p)
+{
+	if (p == NULL)
+		abort();
+	if (nallocations == maxallocations)
+	{
+		maxallocations = maxallocations ? maxallocations * 2 : 256;
+		allocations = realloc(allocations, maxallocations * sizeof(void *));
+	}
+	allocations[nallocations++] = p;
+	return p;
+}
+
+void
+fuzz_free_all(void)
+{
+	for (size_t i = 0; i < nallocations; i++)
+		free(allocations[i]);
+	nallocations = 0;
+}
+
+void *
+palloc(Size size)
+{
+	if (!AllocSizeIsValid(size))
+		abort();				/* the code must refuse this before asking */
+	return remember(malloc(size ? size : 1));
+}
+
+void *
+palloc0(Size size)
+{
+	if (!AllocSizeIsValid(size))
+		abort();
+	return remember(calloc(1, size ? size : 1));
+}
+
+void
+pfree(void *pointer)
+{
+	/* freed with the rest after the input */
+}
+
+struct varlena *
+pg_detoast_datum(struct varlena *datum)
+{
+	return datum;
+}
+
+struct varlena *
+pg_detoast_datum_copy(struct varlena *datum)
+{
+	struct varlena *copy = palloc(VARSIZE(datum));
+
+	memcpy(copy, datum, VARSIZE(datum));
+	return copy;
+}
+
+struct varlena *
+pg_detoast_datum_packed(struct varlena *datum)
+{
+	return datum;
+}
+
+static int
+popcount64(uint64 word)
+{
+	return __builtin_popcountll(word);
+}
+
+int			(*pg_popcount64) (uint64 word) = popcount64;
+
+bool
+errstart(int elevel, const char *domain)
+{
+	return elevel >= ERROR;
+}
+
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	return errstart(elevel, domain);
+}
+
+int
+errcode(int sqlerrcode)
+{
+	fuzz_last_sqlstate = sqlerrcode;
+	return 0;
+}
+
+int
+errmsg(const char *fmt,...)
+{
+	return 0;
+}
+
+int
+errmsg_internal(const char *fmt,...)
+{
+	return 0;
+}
+
+int
+errdetail(const char *fmt,...)
+{
+	return 0;
+}
+
+int
+errhint(const char *fmt,...)
+{
+	return 0;
+}
+
+void
+errfinish(const char *filename, int lineno, const char *funcname)
+{
+	siglongjmp(fuzz_error_jump, 1);
+}
+
+/*
+ * Used by the SQL entry points linked in beside the validation code (info,
+ * send, recv), which the fuzz target never calls
+ */
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+
+#define NOT_CALLED { abort(); }
+
+void		initStringInfo(StringInfo str) NOT_CALLED
+void		appendStringInfo(StringInfo str, const char *fmt,...) NOT_CALLED
+char	   *float8out_internal(double num) NOT_CALLED
+Datum		jsonb_in(PG_FUNCTION_ARGS) NOT_CALLED
+Datum		DirectFunctionCall1Coll(PGFunction func, Oid collation, Datum arg1) NOT_CALLED
+void		pq_begintypsend(StringInfo buf) NOT_CALLED
+void		pq_copymsgbytes(StringInfo msg, char *buf, int datalen) NOT_CALLED
+bytea	   *pq_endtypsend(StringInfo buf) NOT_CALLED
+void		pq_sendbytes(StringInfo buf, const char *data, int datalen) NOT_CALLED
