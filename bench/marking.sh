@@ -7,7 +7,7 @@
 #
 # Data: crawl (pos bigint PRIMARY KEY, url text), 10M rows generated with a
 # fixed seed: URL ids drawn as floor(4.4M * r^2), so a few pages are linked
-# very often and most rarely (about 3.4M distinct URLs).  Prints, each run
+# very often and most rarely (3.6M distinct URLs).  Prints, each run
 # REPEAT times alternating and the median kept:
 #
 #  - marking: the floor (a window over the same order reading every url,
@@ -20,33 +20,21 @@
 #    count(DISTINCT url);
 #  - memory: the backend's peak private RSS while marking and aggregating
 #    with a 512 MB filter (bloom_empty(2^32 bits, 7)).
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 REPEAT=${REPEAT:-3}
 ROWS=${ROWS:-10000000}
 
 if [ -z "${SBF_USE_EXISTING:-}" ]; then
-	ensure_packages bc
 	build_and_install
 	start_cluster
 fi
-command -v bc >/dev/null || ensure_packages bc
 export PGOPTIONS="-c client_min_messages=warning -c jit=off"
 psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
-TMP=$(mktemp -d)
 
 say "generating $ROWS crawl rows"
-psql <<SQL
-CREATE EXTENSION IF NOT EXISTS sbf;
-DROP TABLE IF EXISTS crawl;
-CREATE TABLE crawl (pos bigint PRIMARY KEY, url text NOT NULL);
-SELECT setseed(0.42);
-INSERT INTO crawl
-	SELECT g, 'https://www.example' || (h % 1000) || '.gov/path/' || h || '/page.html'
-	FROM (SELECT g, floor(4400000 * power(random(), 2))::bigint AS h
-		  FROM generate_series(1, $ROWS) g) s;
-VACUUM ANALYZE crawl;
-SQL
+psql -c "CREATE EXTENSION IF NOT EXISTS sbf"
+synthetic_crawl crawl "$ROWS" | psql
 read -r rows distinct size < <(psql -F ' ' -c "SELECT count(*), count(DISTINCT url), pg_size_pretty(pg_table_size('crawl')) FROM crawl")
 echo "crawl: $rows rows, $distinct distinct URLs, $size"
 
@@ -58,7 +46,6 @@ seconds() {
 	end=$(date +%s.%N)
 	echo "$end - $start" | bc -l
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 temp_bytes() { psql -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()"; }
 
 SERIAL="SET max_parallel_workers_per_gather = 0"
@@ -109,28 +96,8 @@ done
 plan=$(psql -c "$PARALLEL" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${q[bloom_agg]}")
 launched=$(sed -n 's/.*Workers Launched: \([0-9]*\).*/\1/p' <<<"$plan" | head -1)
 
-# peak_rss SETTINGS SQL: peak anonymous RSS (kB) of the backend running SQL
-peak_rss() {
-	local fifo=$TMP/pid pid peak=0 kb
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	command psql -X -q -A -t -v ON_ERROR_STOP=1 >/dev/null <<SQL &
-\\o $fifo
-SELECT pg_backend_pid();
-\\o /dev/null
-$1;
-$2;
-SQL
-	local client=$!
-	read -r pid <"$fifo"
-	while kill -0 "$client" 2>/dev/null; do
-		kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		[ "${kb:-0}" -gt "$peak" ] && peak=$kb
-		sleep 0.02
-	done
-	wait "$client" || die "failed: $2"
-	echo "$peak"
-}
+# peak_rss SETTINGS SQL: the backend's peak private memory (kB) running SQL
+peak_rss() { measure "$1" "$2" | awk '{ print $2 }'; }
 say "memory with a 512 MB filter"
 baseline_kb=$(peak_rss "$SERIAL" "SELECT count(*) FILTER (WHERE d) FROM (SELECT lag(url) OVER (ORDER BY pos) = url AS d FROM crawl) s")
 mark_kb=$(peak_rss "$SERIAL" "SELECT count(*) FILTER (WHERE d) FROM (SELECT is_duplicate(url, bloom_empty(4294967296, 7)) OVER (ORDER BY pos) AS d FROM crawl) s")
@@ -163,4 +130,4 @@ peak private memory of the backend (RssAnon), 512 MB filter      MB   (MB over t
   is_duplicate with stablebloom_empty(2^32, 8, 1, 4)$(printf '%7.0f' "$(echo "$smark_kb / 1024" | bc -l)")   $(printf '%7.0f' "$(echo "($smark_kb - $baseline_kb) / 1024" | bc -l)")
   bloom_agg(url, bloom_empty(2^32 bits, 7))         $(printf '%7.0f' "$(echo "$agg_kb / 1024" | bc -l)")   $(printf '%7.0f' "$(echo "($agg_kb - $baseline_kb) / 1024" | bc -l)")
 TXT
-rm -rf "$TMP"
+rm -rf "$BENCH_TMP"

@@ -8,12 +8,12 @@
 # Data: the eot2024 sitemap stream (../shared/data): its first 500k rows
 # are flushed into seen, then a batch of the next 1.5M rows is flushed,
 # three times each way, alternating.  Then, once each way, a batch of 10M
-# synthetic crawl rows (3.4M distinct URLs, as in bench/marking.sh) against
+# synthetic crawl rows (3.6M distinct URLs, as in bench/marking.sh) against
 # the same seen.  Prints seconds, the ratio, and the peak anonymous RSS of
 # the backend during each flush (sampled every 20 ms from /proc), which
 # excludes shared buffers.  Takes ~10 minutes; SIEVE_10M=0 skips the 10M
 # batch.
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 STREAM=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}/eot2024-sitemaps-a-m.txt.gz
 REPEAT=${REPEAT:-3}
@@ -59,31 +59,7 @@ SQL
 }
 
 # run WORK_MEM SQL: prints "seconds peak_anon_kB" for SQL in a fresh backend
-run() {
-	local fifo=$SBF_TMP/pid pid peak=0 kb start end
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	command psql -X -q -A -t -v ON_ERROR_STOP=1 >/dev/null <<SQL &
-\\o $fifo
-SELECT pg_backend_pid();
-\\o /dev/null
-SET work_mem = '$1';
-$2;
-SQL
-	local client=$!
-	read -r pid <"$fifo"
-	start=$(date +%s.%N)
-	while kill -0 "$client" 2>/dev/null; do
-		kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		[ "${kb:-0}" -gt "$peak" ] && peak=$kb
-		sleep 0.02
-	done
-	end=$(date +%s.%N)
-	wait "$client" || die "flush failed: $2"
-	printf '%.2f %d\n' "$(echo "$end - $start" | bc -l)" "$peak"
-}
-command -v bc >/dev/null || ensure_packages bc
-SBF_TMP=$(mktemp -d)
+run() { measure "SET work_mem = '$1'" "$2"; }
 
 printf '%-28s %8s %9s %8s %12s\n' "flush" "work_mem" "batch" "seconds" "peak_anon_MB"
 declare -a c_times sql_times
@@ -98,7 +74,6 @@ for i in $(seq 1 "$REPEAT"); do
 	printf '%-28s %8s %9s %8s %12.1f\n' "plain SQL" 4MB 1500000 "$secs" "$(echo "$peak / 1024" | bc -l)"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 c=$(median "${c_times[@]}")
 s=$(median "${sql_times[@]}")
 printf '\nmedian of %d: sieve_flush %.2f s, plain SQL %.2f s: sieve_flush is %.2fx faster\n\n' \
@@ -113,16 +88,7 @@ for cfg in "500001 1000000 4MB" "500001 2000000 4MB" "500001 2026278 64MB" "5000
 done
 if [ "${SIEVE_10M:-1}" != 0 ]; then
 	say "10M synthetic rows"
-	psql <<'SQL'
-DROP TABLE IF EXISTS stream;
-CREATE TABLE stream (pos bigint PRIMARY KEY, url text NOT NULL);
-SELECT setseed(0.42);
-INSERT INTO stream
-	SELECT g, 'https://www.example' || (h % 1000) || '.gov/path/' || h || '/page.html'
-	FROM (SELECT g, floor(4400000 * power(random(), 2))::bigint AS h
-		  FROM generate_series(1, 10000000) g) s;
-VACUUM ANALYZE stream;
-SQL
+	synthetic_crawl stream 10000000 | psql
 	echo
 	reset 1 10000000
 	read -r c peak < <(run 4MB "SELECT sieve_flush('seen', 'discovered', 'frontier')")
@@ -132,4 +98,4 @@ SQL
 	printf '%-28s %8s %9s %8s %12.1f\n' "plain SQL" 4MB 10000000 "$s" "$(echo "$peak / 1024" | bc -l)"
 	printf '\n10M rows: sieve_flush is %.2fx faster\n' "$(echo "$s / $c" | bc -l)"
 fi
-rm -rf "$SBF_TMP"
+rm -rf "$BENCH_TMP"

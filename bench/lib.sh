@@ -1,0 +1,51 @@
+# Shared by the benchmarks: scripts/lib.sh, and how they measure.
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+command -v bc >/dev/null || ensure_packages bc
+BENCH_TMP=$(mktemp -d /tmp/sbf-bench.XXXXXX)
+
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# measure SETTINGS SQL: runs SQL after SETTINGS in a fresh backend and
+# prints "seconds peak_kB", the wall time and the backend's peak private
+# memory (RssAnon, sampled every 20 ms from /proc: shared buffers excluded)
+measure() {
+	local fifo=$BENCH_TMP/pid pid client peak=0 kb start end
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	command psql -X -q -A -t -v ON_ERROR_STOP=1 >/dev/null <<SQL &
+\\o $fifo
+SELECT pg_backend_pid();
+\\o /dev/null
+$1;
+$2;
+SQL
+	client=$!
+	read -r pid <"$fifo"
+	start=$(date +%s.%N)
+	while kill -0 "$client" 2>/dev/null; do
+		kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+		[ "${kb:-0}" -gt "$peak" ] && peak=$kb
+		sleep 0.02
+	done
+	end=$(date +%s.%N)
+	wait "$client" || die "failed: $2"
+	printf '%.2f %d\n' "$(echo "$end - $start" | bc -l)" "$peak"
+}
+
+# synthetic_crawl TABLE ROWS: SQL making TABLE (pos bigint PRIMARY KEY, url
+# text) of ROWS crawl rows with a fixed seed; URL ids drawn as
+# floor(4.4M * r^2): a few pages linked very often, most rarely (3.6M
+# distinct URLs in 10M rows)
+synthetic_crawl() {
+	cat <<SQL
+DROP TABLE IF EXISTS $1;
+CREATE TABLE $1 (pos bigint PRIMARY KEY, url text NOT NULL);
+SELECT setseed(0.42);
+INSERT INTO $1
+	SELECT g, 'https://www.example' || (h % 1000) || '.gov/path/' || h || '/page.html'
+	FROM (SELECT g, floor(4400000 * power(random(), 2))::bigint AS h
+		  FROM generate_series(1, $2) g) s;
+VACUUM ANALYZE $1;
+SQL
+}
