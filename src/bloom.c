@@ -224,10 +224,10 @@ bloom_bits_set(const BloomData *filter)
  * infinity: it can no longer tell how much was added.
  */
 static double
-bloom_estimate_cardinality(const BloomData *filter)
+bloom_estimate_cardinality(const BloomData *filter, uint64 bits_set)
 {
 	double		m = (double) filter->bits;
-	double		x = (double) bloom_bits_set(filter);
+	double		x = (double) bits_set;
 
 	if (x >= m)
 		return get_float8_infinity();
@@ -236,9 +236,9 @@ bloom_estimate_cardinality(const BloomData *filter)
 
 /* The probability that an absent element tests present now: fill^k */
 static double
-bloom_current_fpr(const BloomData *filter)
+bloom_current_fpr(const BloomData *filter, uint64 bits_set)
 {
-	double		fill = (double) bloom_bits_set(filter) / (double) filter->bits;
+	double		fill = (double) bits_set / (double) filter->bits;
 
 	return pow(fill, filter->hashes);
 }
@@ -446,13 +446,17 @@ bloom_ne(PG_FUNCTION_ARGS)
 Datum
 bloom_cardinality(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_FLOAT8(bloom_estimate_cardinality(bloom_from_datum(PG_GETARG_DATUM(0))));
+	Bloom		filter = bloom_from_datum(PG_GETARG_DATUM(0));
+
+	PG_RETURN_FLOAT8(bloom_estimate_cardinality(filter, bloom_bits_set(filter)));
 }
 
 Datum
 bloom_fpr(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_FLOAT8(bloom_current_fpr(bloom_from_datum(PG_GETARG_DATUM(0))));
+	Bloom		filter = bloom_from_datum(PG_GETARG_DATUM(0));
+
+	PG_RETURN_FLOAT8(bloom_current_fpr(filter, bloom_bits_set(filter)));
 }
 
 Datum
@@ -460,7 +464,7 @@ bloom_info(PG_FUNCTION_ARGS)
 {
 	Bloom		filter = bloom_from_datum(PG_GETARG_DATUM(0));
 	uint64		bits_set = bloom_bits_set(filter);
-	double		cardinality = bloom_estimate_cardinality(filter);
+	double		cardinality = bloom_estimate_cardinality(filter, bits_set);
 	StringInfoData buf;
 
 	initStringInfo(&buf);
@@ -476,7 +480,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	appendStringInfo(&buf, ", \"estimated_cardinality\": %s",
 					 isinf(cardinality) ? "null" : float8out_internal(cardinality));
 	appendStringInfo(&buf, ", \"estimated_fpr\": %s",
-					 float8out_internal(bloom_current_fpr(filter)));
+					 float8out_internal(bloom_current_fpr(filter, bits_set)));
 	appendStringInfo(&buf, ", \"size_bytes\": %u}", (unsigned) VARSIZE(filter));
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
