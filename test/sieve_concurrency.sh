@@ -29,8 +29,13 @@ INSERT INTO discovered SELECT g, 'https://example.org/' || (g % 700) FROM genera
 SQL
 
 # The controller session holds lock 42 while the others are set up
+# bash unsets CTL and CTL_PID as soon as the coprocess exits, so keep
+# copies of the pid and the descriptors
 coproc CTL { psql -X -q -A -t -d "$TEST_DB" 2>&1; }
-ctl() { echo "$1" >&"${CTL[1]}"; echo "SELECT 'done';" >&"${CTL[1]}"; local line; while read -r line <&"${CTL[0]}"; do [ "$line" = done ] && break; done; }
+ctl_pid=$CTL_PID
+ctl_in=${CTL[1]}
+ctl_out=${CTL[0]}
+ctl() { echo "$1" >&"$ctl_in"; echo "SELECT 'done';" >&"$ctl_in"; local line; while read -r line <&"$ctl_out"; do [ "$line" = done ] && break; done; }
 
 # wait_for "SQL condition": poll until it is true (at most 30 s)
 wait_for() {
@@ -116,6 +121,6 @@ check_sql "and the first flush's 10 URLs are there once each" \
 	"SELECT count(*) = 10 AND (SELECT count(*) FROM discovered2) = 10
 	 FROM frontier WHERE url LIKE 'https://example.org/both/%'"
 
-exec {CTL[1]}>&-
-wait "$CTL_PID" 2>/dev/null || true
+exec {ctl_in}>&-
+wait "$ctl_pid" 2>/dev/null || true
 finish
