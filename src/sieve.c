@@ -14,9 +14,8 @@
  *
  * A flush, in one C pass inside the caller's transaction:
  *
- *	1. reads A, computing url_signature(url) for every row, feeds
- *	   (sig, pos, url) to a tuplesort on (sig, pos) and deletes each batch of
- *	   rows it has read, by ctid;
+ *	1. runs DELETE FROM A RETURNING pos, url, feeding every returned row,
+ *	   with its signature url_signature(url), to a tuplesort on (sig, pos);
  *	2. walks the sorted stream keeping the first position of each
  *	   signature and looks it up in Z: a signature not in Z is inserted
  *	   into Z (in ascending signature order) and its (pos, url) goes to a
@@ -27,15 +26,18 @@
  *
  * Both sorts are PostgreSQL's external sort, each bounded by half of
  * work_mem (they are alive together) and spilling to temporary files
- * beyond it, so memory does not grow with the size of A or Z.  Rows are read, inserted and deleted in batches through
- * SPI, so triggers, constraints, defaults and permissions apply as for SQL,
- * without a round trip per row.
+ * beyond it, so memory does not grow with the size of A or Z.  Rows are
+ * deleted by one statement and inserted in batches, through SPI, so
+ * triggers, constraints, defaults and permissions apply as for SQL, without
+ * a round trip per row.
  *
  * Concurrency: the flush takes SHARE ROW EXCLUSIVE on Z, so two flushes on
  * the same Z serialize (and nobody else writes to Z meanwhile), but rows
  * may still be inserted into A: A is read with a snapshot taken after the
  * lock, and only the rows read are deleted, so rows inserted concurrently
- * stay for the next flush.  Under REPEATABLE READ or SERIALIZABLE, whose
+ * stay for the next flush.  Under READ COMMITTED, a row of A that another
+ * transaction deletes first is left to it, and one it updates is flushed
+ * as updated (the DELETE's usual recheck).  Under REPEATABLE READ or SERIALIZABLE, whose
  * snapshot predates the lock, a flush that ran into another one fails with
  * a serialization error (40001) when it tries to delete a row the other
  * took or to insert a signature the other inserted.  An error or a
@@ -81,7 +83,7 @@
 
 PG_FUNCTION_INFO_V1(sieve_flush);
 
-/* Rows per SPI batch: read, delete and insert */
+/* Rows per SPI batch: signatures read from seen, rows inserted */
 #define SIEVE_BATCH		10000
 
 /*
@@ -256,37 +258,28 @@ prepare(const char *query, int nargs, Oid *argtypes)
 }
 
 /*
- * Run a prepared statement on arrays and check that it touched every row.
- * A DELETE that misses rows met a concurrent change (or a trigger or policy
- * that hides them); an INSERT that misses rows met a trigger that skipped
- * them, which is not retryable.
+ * Run a prepared INSERT on arrays and check that it inserted every row: an
+ * INSERT that misses rows met a trigger that skipped them, which is not
+ * retryable.
  */
 static void
-execute_batch(SPIPlanPtr plan, Datum *args, int expect, int spi_ok,
-			  const char *what, Relation rel)
+insert_batch(SPIPlanPtr plan, Datum *args, int expect, const char *what,
+			 Relation rel)
 {
 	int			rc = SPI_execute_plan(plan, args, NULL, false, 0);
 
-	if (rc != spi_ok)
+	if (rc != SPI_OK_INSERT)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("could not %s: a rule on relation \"%s\" rewrote the statement",
 						what, RelationGetRelationName(rel))));
-	if (SPI_processed == (uint64) expect)
-		return;
-	if (spi_ok == SPI_OK_DELETE)
+	if (SPI_processed != (uint64) expect)
 		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not %s: " UINT64_FORMAT " of %d rows deleted",
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("could not %s: " UINT64_FORMAT " of %d rows inserted",
 						what, SPI_processed, expect),
-				 errdetail("Rows of relation \"%s\" were deleted or changed by another transaction during the flush, or a trigger or policy kept them.",
+				 errdetail("A trigger on relation \"%s\" skipped rows.",
 						   RelationGetRelationName(rel))));
-	ereport(ERROR,
-			(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
-			 errmsg("could not %s: " UINT64_FORMAT " of %d rows inserted",
-					what, SPI_processed, expect),
-			 errdetail("A trigger on relation \"%s\" skipped rows.",
-					   RelationGetRelationName(rel))));
 }
 
 static Datum
@@ -297,84 +290,101 @@ int8_array(Datum *values, int n)
 }
 
 /*
- * Step 1: read discovered, sort by (sig, pos), delete what was read.
- * Returns the number of rows read.
+ * Step 1: "DELETE FROM ONLY discovered RETURNING pos, url", with every row
+ * it returns fed straight into the sort on (sig, pos) by this receiver.
+ * One statement reads and deletes, so exactly the rows read are deleted:
+ * rows inserted after its snapshot stay, and a row that a concurrent
+ * transaction deleted first, or that a BEFORE DELETE trigger kept, is
+ * neither deleted nor flushed.
  */
+typedef struct DiscoveredReceiver
+{
+	DestReceiver pub;
+	Tuplesortstate *by_signature;
+	TupleTableSlot *slot;		/* virtual (sig, pos, url) */
+	Relation	discovered;
+	uint64		nread;
+} DiscoveredReceiver;
+
+static void
+discovered_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static bool
+discovered_receive(TupleTableSlot *returned, DestReceiver *self)
+{
+	DiscoveredReceiver *r = (DiscoveredReceiver *) self;
+	TupleTableSlot *slot = r->slot;
+	text	   *url_text;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(returned);
+	if (returned->tts_isnull[0] || returned->tts_isnull[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("discovered relation \"%s\" has a row with a null %s",
+						RelationGetRelationName(r->discovered),
+						returned->tts_isnull[0] ? "pos" : "url"),
+				 errhint("Declare discovered.pos and discovered.url NOT NULL.")));
+
+	url_text = DatumGetTextPP(returned->tts_values[1]);
+	ExecClearTuple(slot);
+	slot->tts_values[0] = Int64GetDatum(sbf_signature(VARDATA_ANY(url_text),
+													  VARSIZE_ANY_EXHDR(url_text)));
+	slot->tts_values[1] = returned->tts_values[0];
+	slot->tts_values[2] = PointerGetDatum(url_text);
+	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(r->by_signature, slot);
+	if ((Pointer) url_text != DatumGetPointer(returned->tts_values[1]))
+		pfree(url_text);
+	r->nread++;
+	return true;
+}
+
+static void
+discovered_shutdown(DestReceiver *self)
+{
+}
+
+static void
+discovered_destroy(DestReceiver *self)
+{
+}
+
+/* Returns the number of rows read (and deleted) */
 static uint64
 read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 				TupleTableSlot *slot)
 {
-	char	   *select = psprintf("SELECT ctid, pos, url FROM ONLY %s", t->discovered_name);
-	Oid			tidarray = TIDARRAYOID;
-	SPIPlanPtr	delete = prepare(psprintf("DELETE FROM ONLY %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)",
-										  t->discovered_name), 1, &tidarray);
-	Portal		cursor;
-	Datum	   *ctids = palloc(sizeof(Datum) * SIEVE_BATCH);
-	uint64		nread = 0;
+	DiscoveredReceiver receiver;
+	SPIExecuteOptions options;
+	int			rc;
 
-	cursor = SPI_cursor_open_with_args(NULL, select, 0, NULL, NULL, NULL, false, 0);
-	for (;;)
-	{
-		SPITupleTable *tuptable;
-		uint64		i;
-		Datum		arg;
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = discovered_receive;
+	receiver.pub.rStartup = discovered_startup;
+	receiver.pub.rShutdown = discovered_shutdown;
+	receiver.pub.rDestroy = discovered_destroy;
+	receiver.pub.mydest = DestNone;
+	receiver.by_signature = by_signature;
+	receiver.slot = slot;
+	receiver.discovered = t->discovered;
 
-		SPI_cursor_fetch(cursor, true, SIEVE_BATCH);
-		if (SPI_processed == 0)
-			break;
-		tuptable = SPI_tuptable;
-
-		for (i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tuple = tuptable->vals[i];
-			bool		ctid_null,
-						pos_null,
-						url_null;
-			Datum		ctid = SPI_getbinval(tuple, tuptable->tupdesc, 1, &ctid_null);
-			Datum		pos = SPI_getbinval(tuple, tuptable->tupdesc, 2, &pos_null);
-			Datum		url = SPI_getbinval(tuple, tuptable->tupdesc, 3, &url_null);
-			text	   *url_text;
-
-			CHECK_FOR_INTERRUPTS();
-			if (pos_null || url_null)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("discovered relation \"%s\" has a row with a null %s",
-								RelationGetRelationName(t->discovered),
-								pos_null ? "pos" : "url"),
-						 errhint("Declare discovered.pos and discovered.url NOT NULL.")));
-
-			url_text = DatumGetTextPP(url);
-			ExecClearTuple(slot);
-			slot->tts_values[0] = Int64GetDatum(sbf_signature(VARDATA_ANY(url_text),
-															  VARSIZE_ANY_EXHDR(url_text)));
-			slot->tts_values[1] = pos;
-			slot->tts_values[2] = PointerGetDatum(url_text);
-			slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
-			ExecStoreVirtualTuple(slot);
-			tuplesort_puttupleslot(by_signature, slot);
-			if ((Pointer) url_text != DatumGetPointer(url))
-				pfree(url_text);
-
-			ctids[i] = ctid;
-		}
-
-		/* delete exactly the rows of this batch, by ctid */
-		arg = PointerGetDatum(construct_array(ctids, (int) SPI_processed, TIDOID,
-											  sizeof(ItemPointerData), false,
-											  TYPALIGN_SHORT));
-		nread += SPI_processed;
-		{
-			int			n = (int) SPI_processed;
-
-			SPI_freetuptable(tuptable);
-			execute_batch(delete, &arg, n, SPI_OK_DELETE, "delete the discovered rows read",
-						  t->discovered);
-		}
-		pfree(DatumGetPointer(arg));
-	}
-	SPI_cursor_close(cursor);
-	return nread;
+	memset(&options, 0, sizeof(options));
+	options.dest = (DestReceiver *) &receiver;
+	rc = SPI_execute_extended(psprintf("DELETE FROM ONLY %s RETURNING pos, url",
+									   t->discovered_name), &options);
+	if (rc != SPI_OK_DELETE_RETURNING)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("could not read and delete the discovered rows: a rule on relation \"%s\" rewrote the statement",
+						RelationGetRelationName(t->discovered))));
+	if (SPI_processed != receiver.nread)
+		elog(ERROR, "sieve_flush: deleted " UINT64_FORMAT " discovered rows but received " UINT64_FORMAT,
+			 SPI_processed, receiver.nread);
+	return receiver.nread;
 }
 
 /*
@@ -594,7 +604,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 		{
 			Datum		arg = int8_array(sigs, nsigs);
 
-			execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen", t.seen);
+			insert_batch(insert_seen, &arg, nsigs, "insert into seen", t.seen);
 			pfree(DatumGetPointer(arg));
 			nsigs = 0;
 		}
@@ -603,7 +613,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 	{
 		Datum		arg = int8_array(sigs, nsigs);
 
-		execute_batch(insert_seen, &arg, nsigs, SPI_OK_INSERT, "insert into seen", t.seen);
+		insert_batch(insert_seen, &arg, nsigs, "insert into seen", t.seen);
 	}
 	seen_lookup_end(&lookup);
 	tuplesort_end(by_signature);
@@ -637,8 +647,8 @@ sieve_flush(PG_FUNCTION_ARGS)
 			args[1] = PointerGetDatum(construct_array(urls, nurls, TEXTOID, -1,
 													  false, TYPALIGN_INT));
 			MemoryContextSwitchTo(old);
-			execute_batch(insert_frontier, args, nurls, SPI_OK_INSERT,
-						  "append to the frontier", t.frontier);
+			insert_batch(insert_frontier, args, nurls, "append to the frontier",
+						 t.frontier);
 			appended += nurls;
 			nurls = 0;
 			MemoryContextReset(batch_context);
