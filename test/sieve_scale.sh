@@ -54,8 +54,12 @@ check_sql "discovered is empty" "SELECT count(*) = 0 FROM discovered_c"
 q -c "INSERT INTO discovered_c SELECT pos + 3000000, url || '#again' FROM stream WHERE pos <= 200000"
 before=$(q -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
 q -c "SET work_mem = '1MB'" -c "SELECT sieve_flush('seen_c', 'discovered_c', 'frontier_c')" >/dev/null
-sleep 1
-after=$(q -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
+# the backend reports its statistics as it exits: wait for them (at most 10 s)
+for _ in $(seq 1 50); do
+	after=$(q -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
+	[ "$after" -gt "$before" ] && break
+	sleep 0.2
+done
 check "at work_mem = 1MB the sort spills to disk ($((after - before)) bytes of temporary files)" [ "$after" -gt "$before" ]
 
 finish
