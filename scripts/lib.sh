@@ -33,8 +33,11 @@ ensure_packages() {
 	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root, or install them)"
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >/dev/null || die "apt-get update failed"
-	apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+	# wait for another apt or dpkg (unattended upgrades at boot) to finish
+	local apt=(apt-get -o DPkg::Lock::Timeout=600)
+	"${apt[@]}" update -qq >/dev/null || { sleep 10; "${apt[@]}" update -qq >/dev/null; } ||
+		die "apt-get update failed"
+	"${apt[@]}" install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 }
 
 build_and_install() {

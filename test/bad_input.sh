@@ -2,8 +2,25 @@
 # Corrupted binary COPY input and random text are rejected with an ERROR
 # (or, where the corruption leaves a well-formed value, accepted as one),
 # and no backend ever crashes.  For bloom and stablebloom.
+#
+# The random values come from bash's $RANDOM with a seed it prints, so a
+# failure can be replayed: SBF_SEED=<seed> bash test/bad_input.sh
 . "$(dirname "$0")/lib.sh"
 fresh_db
+
+SEED=${SBF_SEED:-$$}
+RANDOM=$SEED
+echo "random values from seed $SEED"
+
+# random_hex N: N random bytes as hexadecimal, in $hex (no subshell: bash
+# reseeds $RANDOM in each one)
+random_hex() {
+	local i
+	hex=
+	for ((i = 0; i < $1; i++)); do
+		printf -v hex '%s%02x' "$hex" $((RANDOM % 256))
+	done
+}
 
 q <<'SQL'
 CREATE TABLE good_bloom (filter bloom);
@@ -68,7 +85,7 @@ PY
 	good=$(q -c "SELECT filter::text FROM good_$type")
 	bad_text=0
 	for i in $(seq 1 100); do
-		hex=$(head -c $((RANDOM % 80)) /dev/urandom | od -An -tx1 | tr -d ' \n')
+		random_hex $((RANDOM % 80))
 		pos=$((3 + 2 * (RANDOM % ((${#good} - 2) / 2))))
 		for text in "\\x$hex" "${good:0:$((pos - 1))}${hex:0:2}${good:$((pos + 1))}"; do
 			[ ${#text} -ge 4 ] || continue

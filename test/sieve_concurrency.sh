@@ -37,10 +37,10 @@ ctl_in=${CTL[1]}
 ctl_out=${CTL[0]}
 ctl() { echo "$1" >&"$ctl_in"; echo "SELECT 'done';" >&"$ctl_in"; local line; while read -r line <&"$ctl_out"; do [ "$line" = done ] && break; done; }
 
-# wait_for "SQL condition": poll until it is true (at most 30 s)
+# wait_for "SQL condition": poll until it is true (at most 60 s)
 wait_for() {
 	local i
-	for i in $(seq 1 300); do
+	for i in $(seq 1 600); do
 		[ "$(q -c "SELECT $1")" = t ] && return 0
 		sleep 0.1
 	done
@@ -76,7 +76,7 @@ q -c "INSERT INTO discovered SELECT g, 'https://example.org/rr/' || g FROM gener
 ctl "SELECT pg_advisory_lock(42);"
 q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/c.out" 2>&1 &
 c=$!
-wait_for "$WAITING_ON_42" || true
+check "the REPEATABLE READ case: the first flush is paused" wait_for "$WAITING_ON_42"
 psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/d.out" 2>&1 <<'SQL' &
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) FROM discovered;
@@ -84,7 +84,8 @@ SELECT sieve_flush('seen', 'discovered', 'frontier');
 COMMIT;
 SQL
 d=$!
-wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)" || true
+check "the REPEATABLE READ case: the second flush waits" \
+	wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
 ctl "SELECT pg_advisory_unlock(42);"
 wait $c || true
 wait $d || true
@@ -103,7 +104,7 @@ q -c "INSERT INTO discovered2 SELECT 4000 + g, 'https://example.org/both/' || g 
 ctl "SELECT pg_advisory_lock(42);"
 q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/e.out" 2>&1 &
 e=$!
-wait_for "$WAITING_ON_42" || true
+check "the shared-seen case: the first flush is paused" wait_for "$WAITING_ON_42"
 psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/f.out" 2>&1 <<'SQL' &
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) FROM seen;
@@ -111,7 +112,8 @@ SELECT sieve_flush('seen', 'discovered2', 'frontier');
 COMMIT;
 SQL
 f=$!
-wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)" || true
+check "the shared-seen case: the second flush waits" \
+	wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
 ctl "SELECT pg_advisory_unlock(42);"
 wait $e || true
 wait $f || true
