@@ -169,6 +169,19 @@ DROP TRIGGER keep ON discovered;
 SELECT sieve_flush('seen', 'discovered', 'frontier') AS appended;
 SELECT pos, url FROM frontier WHERE pos >= 200 ORDER BY pos;
 
+-- discovered may be partitioned (by discovery time, say): the flush reads
+-- and empties every partition
+CREATE TABLE discovered_parts (pos bigint NOT NULL, url text NOT NULL) PARTITION BY RANGE (pos);
+CREATE TABLE discovered_parts_1 PARTITION OF discovered_parts FOR VALUES FROM (0) TO (1000);
+CREATE TABLE discovered_parts_2 PARTITION OF discovered_parts FOR VALUES FROM (1000) TO (2000);
+INSERT INTO discovered_parts VALUES
+	(500, 'https://example.org/parts/a'),
+	(1500, 'https://example.org/parts/b'),
+	(1600, 'https://example.org/parts/a');
+SELECT sieve_flush('seen', 'discovered_parts', 'frontier') AS appended;
+SELECT pos, url FROM frontier WHERE url LIKE '%/parts/%' ORDER BY pos;
+SELECT count(*) AS left_in_partitions FROM discovered_parts;
+
 -- Privileges are checked before anything is locked or read: SELECT and
 -- INSERT on seen, SELECT and DELETE on discovered, INSERT on frontier
 INSERT INTO discovered VALUES (400, 'https://example.org/by-the-crawler');

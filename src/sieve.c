@@ -215,7 +215,7 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	t->frontier = table_open(frontier, RowExclusiveLock);
 
 	check_relkind(t->seen, "seen", false);
-	check_relkind(t->discovered, "discovered", false);
+	check_relkind(t->discovered, "discovered", true);
 	check_relkind(t->frontier, "frontier", true);
 	check_column(t->seen, "seen", "sig", INT8OID);
 	check_column(t->discovered, "discovered", "pos", INT8OID);
@@ -290,7 +290,7 @@ int8_array(Datum *values, int n)
 }
 
 /*
- * Step 1: "DELETE FROM ONLY discovered RETURNING pos, url", with every row
+ * Step 1: "DELETE FROM discovered RETURNING pos, url", with every row
  * it returns fed straight into the sort on (sig, pos) by this receiver.
  * One statement reads and deletes, so exactly the rows read are deleted:
  * rows inserted after its snapshot stay, and a row that a concurrent
@@ -374,7 +374,9 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 
 	memset(&options, 0, sizeof(options));
 	options.dest = (DestReceiver *) &receiver;
-	rc = SPI_execute_extended(psprintf("DELETE FROM ONLY %s RETURNING pos, url",
+	/* a plain table without its inheritance children; a partitioned one whole */
+	rc = SPI_execute_extended(psprintf("DELETE FROM %s%s RETURNING pos, url",
+									   t->discovered->rd_rel->relkind == RELKIND_RELATION ? "ONLY " : "",
 									   t->discovered_name), &options);
 	if (rc != SPI_OK_DELETE_RETURNING)
 		ereport(ERROR,
