@@ -71,26 +71,37 @@ check_sql "nothing lost, nothing twice: 750 URLs, each once, discovered empty" \
 		AND (SELECT count(*) FROM seen) = 750
 	 FROM frontier"
 
-# 3
-q -c "INSERT INTO discovered SELECT g, 'https://example.org/rr/' || g FROM generate_series(2001, 2100) g"
-ctl "SELECT pg_advisory_lock(42);"
-q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/c.out" 2>&1 &
-c=$!
-check "the REPEATABLE READ case: the first flush is paused" wait_for "$WAITING_ON_42"
-psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/d.out" 2>&1 <<'SQL' &
+# race_repeatable_read NAME SNAPSHOT_QUERY DISCOVERED: a flush of discovered
+# is paused half-way while a second one, of DISCOVERED, starts under
+# REPEATABLE READ with its snapshot taken by SNAPSHOT_QUERY, and queues for
+# the lock on seen; then the first is let go.  The second's output is left
+# in $TEST_TMP/NAME.out.
+race_repeatable_read() {
+	local name=$1 first second
+	ctl "SELECT pg_advisory_lock(42);"
+	q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/$name.first" 2>&1 &
+	first=$!
+	check "$name: the first flush is paused" wait_for "$WAITING_ON_42"
+	psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/$name.out" 2>&1 <<SQL &
 BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT count(*) FROM discovered;
-SELECT sieve_flush('seen', 'discovered', 'frontier');
+$2;
+SELECT sieve_flush('seen', '$3', 'frontier');
 COMMIT;
 SQL
-d=$!
-check "the REPEATABLE READ case: the second flush waits" \
-	wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
-ctl "SELECT pg_advisory_unlock(42);"
-wait $c || true
-wait $d || true
-check "under REPEATABLE READ the waiting flush fails with a serialization error ($(tr '\n' ' ' <"$TEST_TMP/d.out"))" \
-	grep -q "ERROR:  40001" "$TEST_TMP/d.out"
+	second=$!
+	check "$name: the second flush waits" \
+		wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
+	ctl "SELECT pg_advisory_unlock(42);"
+	wait $first || true
+	wait $second || true
+}
+
+# 3. the same discovered, the second flush under REPEATABLE READ: its
+# snapshot still sees the rows the first one deleted
+q -c "INSERT INTO discovered SELECT g, 'https://example.org/rr/' || g FROM generate_series(2001, 2100) g"
+race_repeatable_read same-discovered "SELECT count(*) FROM discovered" discovered
+check "under REPEATABLE READ the waiting flush fails with a serialization error ($(tr '\n' ' ' <"$TEST_TMP/same-discovered.out"))" \
+	grep -q "ERROR:  40001" "$TEST_TMP/same-discovered.out"
 check_sql "and changed nothing: 850 URLs, each once" \
 	"SELECT count(*) = 850 AND count(DISTINCT url) = 850 AND (SELECT count(*) FROM discovered) = 0
 	 FROM frontier"
@@ -101,24 +112,9 @@ check_sql "and changed nothing: 850 URLs, each once" \
 q -c "CREATE TABLE discovered2 (LIKE discovered)"
 q -c "INSERT INTO discovered SELECT 3000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
 q -c "INSERT INTO discovered2 SELECT 4000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
-ctl "SELECT pg_advisory_lock(42);"
-q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/e.out" 2>&1 &
-e=$!
-check "the shared-seen case: the first flush is paused" wait_for "$WAITING_ON_42"
-psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/f.out" 2>&1 <<'SQL' &
-BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT count(*) FROM seen;
-SELECT sieve_flush('seen', 'discovered2', 'frontier');
-COMMIT;
-SQL
-f=$!
-check "the shared-seen case: the second flush waits" \
-	wait_for "EXISTS (SELECT FROM pg_locks WHERE relation = 'seen'::regclass AND NOT granted)"
-ctl "SELECT pg_advisory_unlock(42);"
-wait $e || true
-wait $f || true
-check "REPEATABLE READ flush of another discovered table sharing seen fails with 40001 ($(tr '\n' ' ' <"$TEST_TMP/f.out"))" \
-	grep -q "ERROR:  40001" "$TEST_TMP/f.out"
+race_repeatable_read shared-seen "SELECT count(*) FROM seen" discovered2
+check "REPEATABLE READ flush of another discovered table sharing seen fails with 40001 ($(tr '\n' ' ' <"$TEST_TMP/shared-seen.out"))" \
+	grep -q "ERROR:  40001" "$TEST_TMP/shared-seen.out"
 check_sql "and the first flush's 10 URLs are there once each" \
 	"SELECT count(*) = 10 AND (SELECT count(*) FROM discovered2) = 10
 	 FROM frontier WHERE url LIKE 'https://example.org/both/%'"
