@@ -367,7 +367,7 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 	receiver.pub.rStartup = discovered_startup;
 	receiver.pub.rShutdown = discovered_shutdown;
 	receiver.pub.rDestroy = discovered_destroy;
-	receiver.pub.mydest = DestNone;
+	receiver.pub.mydest = DestNone;	/* no CommandDest of its own */
 	receiver.by_signature = by_signature;
 	receiver.slot = slot;
 	receiver.discovered = t->discovered;
