@@ -33,10 +33,15 @@ ensure_packages() {
 	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root, or install them)"
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	# wait for another apt or dpkg (unattended upgrades at boot) to finish
-	local apt=(apt-get -o DPkg::Lock::Timeout=600)
-	"${apt[@]}" update -qq >/dev/null || { sleep 10; "${apt[@]}" update -qq >/dev/null; } ||
-		die "apt-get update failed"
+	# wait for another apt or dpkg (unattended upgrades at boot) to finish:
+	# DPkg::Lock::Timeout covers dpkg's lock, the loop the package lists'
+	local apt=(apt-get -o DPkg::Lock::Timeout=600) try
+	for try in $(seq 1 15); do
+		"${apt[@]}" update -qq >/dev/null && break
+		[ "$try" -lt 15 ] || die "apt-get update failed"
+		say "apt-get update failed (another apt may hold its lock): retrying in 20 s"
+		sleep 20
+	done
 	"${apt[@]}" install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 }
 

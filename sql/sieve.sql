@@ -208,5 +208,25 @@ GRANT SELECT, INSERT ON seen_rls TO regress_sbf_crawler;
 SET ROLE regress_sbf_crawler;
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_rls', 'discovered', 'frontier') $$);
 RESET ROLE;
+
+-- Row-level security on discovered applies as to any DELETE ... RETURNING:
+-- the crawler flushes the rows its policy lets it delete, the others stay
+CREATE TABLE discovered_rls (pos bigint NOT NULL, url text NOT NULL);
+ALTER TABLE discovered_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_host ON discovered_rls USING (url LIKE 'https://crawler.example/%');
+GRANT SELECT, DELETE ON discovered_rls TO regress_sbf_crawler;
+INSERT INTO discovered_rls VALUES
+	(500, 'https://crawler.example/a'), (501, 'https://other.example/b');
+SET ROLE regress_sbf_crawler;
+SELECT sieve_flush('seen', 'discovered_rls', 'frontier') AS appended;
+RESET ROLE;
+SELECT pos, url FROM discovered_rls;
+SELECT pos, url FROM frontier WHERE url ~ '^https://(crawler|other)\.example/' ORDER BY pos;
 DROP OWNED BY regress_sbf_crawler;
 DROP ROLE regress_sbf_crawler;
+
+-- Rules on discovered are refused: one could make the flush's DELETE read
+-- another table, or nothing
+CREATE TABLE discovered_ruled (pos bigint NOT NULL, url text NOT NULL);
+CREATE RULE keep_all AS ON DELETE TO discovered_ruled DO INSTEAD NOTHING;
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_ruled', 'frontier') $$);

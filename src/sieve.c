@@ -37,14 +37,19 @@
  * lock, and only the rows read are deleted, so rows inserted concurrently
  * stay for the next flush.  Under READ COMMITTED, a row of A that another
  * transaction deletes first is left to it, and one it updates is flushed
- * as updated (the DELETE's usual recheck).  Under REPEATABLE READ or SERIALIZABLE, whose
+ * as updated (the DELETE's usual recheck; an update that moved the row to
+ * another partition is a serialization error).  Under REPEATABLE READ or SERIALIZABLE, whose
  * snapshot predates the lock, a flush that ran into another one fails with
  * a serialization error (40001) when it tries to delete a row the other
  * took or to insert a signature the other inserted.  An error or a
  * ROLLBACK leaves all three tables as they were.
  *
  * Privileges are checked before any lock is taken; row-level security on
- * seen is refused (the index probes would bypass it).
+ * seen is refused (the index probes would bypass it), and so are rules on
+ * A.  Row-level security on A applies as to any DELETE ... RETURNING: the
+ * rows its policies hide stay.  So does the memory of AFTER ROW DELETE
+ * triggers on A (a foreign key that references it, say): PostgreSQL queues
+ * an event per row deleted until the statement ends.
  *
  *-------------------------------------------------------------------------
  */
@@ -66,7 +71,6 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
-#include "storage/itemptr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -123,7 +127,8 @@ check_relkind(Relation rel, const char *role, bool partitioned_ok)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s relation \"%s\" is not a table", role,
 						RelationGetRelationName(rel)),
-				 errdetail("sieve_flush needs a plain table for %s.", role)));
+				 errdetail(partitioned_ok ? "sieve_flush needs a plain or partitioned table for %s." :
+						   "sieve_flush needs a plain table for %s.", role)));
 }
 
 /* The column must exist and have the given type */
@@ -223,6 +228,16 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_column(t->frontier, "frontier", "pos", INT8OID);
 	check_column(t->frontier, "frontier", "url", TEXTOID);
 	t->seen_index = find_signature_index(t->seen);
+
+	/*
+	 * A rule could make the DELETE of step 1 read another table, or
+	 * nothing, and still look like a DELETE ... RETURNING
+	 */
+	if (t->discovered->rd_rel->relhasrules)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("sieve_flush does not support rules on discovered relation \"%s\"",
+						RelationGetRelationName(t->discovered))));
 
 	/* The index probes would see rows that a policy hides */
 	if (check_enable_rls(seen, InvalidOid, false) == RLS_ENABLED)

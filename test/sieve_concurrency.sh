@@ -8,7 +8,11 @@
 #  3. under REPEATABLE READ the waiting flush fails with a serialization
 #	  error instead, and changes nothing;
 #  4. so does a REPEATABLE READ flush of another discovered table sharing
-#	  seen, rather than failing on the unique index.
+#	  seen, rather than failing on the unique index;
+#  5. under READ COMMITTED, a row of discovered that another transaction
+#	  deletes while the flush's DELETE runs is left to it, and a row it
+#	  updates is flushed as updated (a second lock, 43, pauses the flush
+#	  inside its DELETE).
 . "$(dirname "$0")/lib.sh"
 fresh_db
 
@@ -46,6 +50,7 @@ wait_for() {
 	done
 	return 1
 }
+# one session waits for an advisory lock (42 or 43)
 WAITING_ON_42="(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) = 1"
 
 # 1 and 2
@@ -71,11 +76,11 @@ check_sql "nothing lost, nothing twice: 750 URLs, each once, discovered empty" \
 		AND (SELECT count(*) FROM seen) = 750
 	 FROM frontier"
 
-# race_repeatable_read NAME SNAPSHOT_QUERY DISCOVERED: a flush of discovered
-# is paused half-way while a second one, of DISCOVERED, starts under
-# REPEATABLE READ with its snapshot taken by SNAPSHOT_QUERY, and queues for
-# the lock on seen; then the first is let go.  The second's output is left
-# in $TEST_TMP/NAME.out.
+# race_repeatable_read NAME SNAPSHOT_QUERY DISCOVERED FIRST: a flush of
+# discovered is paused half-way while a second one, of DISCOVERED, starts
+# under REPEATABLE READ with its snapshot taken by SNAPSHOT_QUERY, and
+# queues for the lock on seen; then the first is let go, and must have
+# appended FIRST URLs.  The second's output is left in $TEST_TMP/NAME.out.
 race_repeatable_read() {
 	local name=$1 first second
 	ctl "SELECT pg_advisory_lock(42);"
@@ -94,12 +99,14 @@ SQL
 	ctl "SELECT pg_advisory_unlock(42);"
 	wait $first || true
 	wait $second || true
+	check "$name: the first flush appended its $4 URLs ($(cat "$TEST_TMP/$name.first"))" \
+		[ "$(cat "$TEST_TMP/$name.first")" = "$4" ]
 }
 
 # 3. the same discovered, the second flush under REPEATABLE READ: its
 # snapshot still sees the rows the first one deleted
 q -c "INSERT INTO discovered SELECT g, 'https://example.org/rr/' || g FROM generate_series(2001, 2100) g"
-race_repeatable_read same-discovered "SELECT count(*) FROM discovered" discovered
+race_repeatable_read same-discovered "SELECT count(*) FROM discovered" discovered 100
 check "under REPEATABLE READ the waiting flush fails with a serialization error ($(tr '\n' ' ' <"$TEST_TMP/same-discovered.out"))" \
 	grep -q "ERROR:  40001" "$TEST_TMP/same-discovered.out"
 check_sql "and changed nothing: 850 URLs, each once" \
@@ -112,12 +119,46 @@ check_sql "and changed nothing: 850 URLs, each once" \
 q -c "CREATE TABLE discovered2 (LIKE discovered)"
 q -c "INSERT INTO discovered SELECT 3000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
 q -c "INSERT INTO discovered2 SELECT 4000 + g, 'https://example.org/both/' || g FROM generate_series(1, 10) g"
-race_repeatable_read shared-seen "SELECT count(*) FROM seen" discovered2
+race_repeatable_read shared-seen "SELECT count(*) FROM seen" discovered2 10
 check "REPEATABLE READ flush of another discovered table sharing seen fails with 40001 ($(tr '\n' ' ' <"$TEST_TMP/shared-seen.out"))" \
 	grep -q "ERROR:  40001" "$TEST_TMP/shared-seen.out"
 check_sql "and the first flush's 10 URLs are there once each" \
 	"SELECT count(*) = 10 AND (SELECT count(*) FROM discovered2) = 10
 	 FROM frontier WHERE url LIKE 'https://example.org/both/%'"
+
+# 5. a flush paused inside its DELETE, at the first of three rows, while
+# another session deletes the second and updates the third
+q <<'SQL'
+CREATE TABLE discovered3 (pos bigint NOT NULL, url text NOT NULL);
+CREATE FUNCTION pause_on_43() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF OLD.pos = 5001 THEN
+		PERFORM pg_advisory_lock_shared(43);
+		PERFORM pg_advisory_unlock_shared(43);
+	END IF;
+	RETURN OLD;
+END $$;
+CREATE TRIGGER pause BEFORE DELETE ON discovered3
+	FOR EACH ROW EXECUTE FUNCTION pause_on_43();
+INSERT INTO discovered3 VALUES
+	(5001, 'https://example.org/rc/first'),
+	(5002, 'https://example.org/rc/deleted'),
+	(5003, 'https://example.org/rc/updated');
+SQL
+ctl "SELECT pg_advisory_lock(43);"
+q -c "SELECT sieve_flush('seen', 'discovered3', 'frontier')" >"$TEST_TMP/rc.out" 2>&1 &
+rc_flush=$!
+check "read committed: the flush is paused inside its DELETE" wait_for "$WAITING_ON_42"
+q -c "DELETE FROM discovered3 WHERE pos = 5002"
+q -c "UPDATE discovered3 SET url = url || '?v=2' WHERE pos = 5003"
+ctl "SELECT pg_advisory_unlock(43);"
+wait $rc_flush || true
+check "read committed: the flush appended 2 URLs ($(tr '\n' ' ' <"$TEST_TMP/rc.out"))" \
+	[ "$(cat "$TEST_TMP/rc.out")" = 2 ]
+check_sql "read committed: the row deleted meanwhile was left out, the row updated was flushed as updated" \
+	"SELECT array_agg(url ORDER BY pos) = ARRAY['https://example.org/rc/first', 'https://example.org/rc/updated?v=2']
+	 FROM frontier WHERE url LIKE 'https://example.org/rc/%'"
+check_sql "read committed: discovered3 is empty" "SELECT count(*) = 0 FROM discovered3"
 
 exec {ctl_in}>&-
 wait "$ctl_pid" 2>/dev/null || true
