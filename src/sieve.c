@@ -38,11 +38,11 @@
  * stay for the next flush.  Under READ COMMITTED, a row of A that another
  * transaction deletes first is left to it, and one it updates is flushed
  * as updated (the DELETE's usual recheck; an update that moved the row to
- * another partition is a serialization error).  Under REPEATABLE READ or SERIALIZABLE, whose
- * snapshot predates the lock, a flush that ran into another one fails with
- * a serialization error (40001) when it tries to delete a row the other
- * took or to insert a signature the other inserted.  An error or a
- * ROLLBACK leaves all three tables as they were.
+ * another partition is a serialization error).  Under REPEATABLE READ or
+ * SERIALIZABLE, whose snapshot predates the lock, a flush that ran into
+ * another one fails with a serialization error (40001) when it tries to
+ * delete a row the other took or to insert a signature the other inserted.
+ * An error or a ROLLBACK leaves all three tables as they were.
  *
  * Privileges are checked before any lock is taken; row-level security on
  * seen is refused (the index probes would bypass it), and so are rules on
