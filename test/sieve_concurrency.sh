@@ -50,14 +50,20 @@ wait_for() {
 	done
 	return 1
 }
-# one session waits for an advisory lock (42 or 43)
-WAITING_ON_42="(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) = 1"
+# paused_flush LOCK DISCOVERED OUT WHAT: the controller takes advisory lock
+# LOCK, a flush of DISCOVERED starts in the background (its output to OUT,
+# its pid in $flush_pid) and must be waiting for that lock: "WHAT is paused"
+paused_flush() {
+	ctl "SELECT pg_advisory_lock($1);"
+	q -c "SELECT sieve_flush('seen', '$2', 'frontier')" >"$3" 2>&1 &
+	flush_pid=$!
+	check "$4 is paused" \
+		wait_for "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted) = 1"
+}
 
 # 1 and 2
-ctl "SELECT pg_advisory_lock(42);"
-q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/a.out" 2>&1 &
-a=$!
-check "the first flush is paused half-way" wait_for "$WAITING_ON_42"
+paused_flush 42 discovered "$TEST_TMP/a.out" "the first flush"
+a=$flush_pid
 q -c "INSERT INTO discovered SELECT g, 'https://example.org/' || (g % 700) FROM generate_series(1001, 1100) g"
 q -c "INSERT INTO discovered SELECT g, 'https://example.org/new/' || g FROM generate_series(1101, 1150) g"
 q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/b.out" 2>&1 &
@@ -83,10 +89,8 @@ check_sql "nothing lost, nothing twice: 750 URLs, each once, discovered empty" \
 # appended FIRST URLs.  The second's output is left in $TEST_TMP/NAME.out.
 race_repeatable_read() {
 	local name=$1 first second
-	ctl "SELECT pg_advisory_lock(42);"
-	q -c "SELECT sieve_flush('seen', 'discovered', 'frontier')" >"$TEST_TMP/$name.first" 2>&1 &
-	first=$!
-	check "$name: the first flush is paused" wait_for "$WAITING_ON_42"
+	paused_flush 42 discovered "$TEST_TMP/$name.first" "$name: the first flush"
+	first=$flush_pid
 	psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -d "$TEST_DB" >"$TEST_TMP/$name.out" 2>&1 <<SQL &
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 $2;
@@ -145,10 +149,8 @@ INSERT INTO discovered3 VALUES
 	(5002, 'https://example.org/rc/deleted'),
 	(5003, 'https://example.org/rc/updated');
 SQL
-ctl "SELECT pg_advisory_lock(43);"
-q -c "SELECT sieve_flush('seen', 'discovered3', 'frontier')" >"$TEST_TMP/rc.out" 2>&1 &
-rc_flush=$!
-check "read committed: the flush is paused inside its DELETE" wait_for "$WAITING_ON_42"
+paused_flush 43 discovered3 "$TEST_TMP/rc.out" "read committed: the flush, inside its DELETE,"
+rc_flush=$flush_pid
 q -c "DELETE FROM discovered3 WHERE pos = 5002"
 q -c "UPDATE discovered3 SET url = url || '?v=2' WHERE pos = 5003"
 ctl "SELECT pg_advisory_unlock(43);"
