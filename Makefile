@@ -1,4 +1,12 @@
-# sbf: PGXS build.  make && make install && make installcheck
+# sbf: PGXS build.
+#
+#   make && make install    build and install into the server of pg_config
+#   make installcheck       pg_regress (sql/), isolation (specs/) and TAP
+#                           (t/) tests against the installed extension
+#   make prove_installcheck only the TAP tests (they start clusters of their
+#                           own, and so refuse to run as root)
+#   make WERROR=1           fail the build on any compiler warning (the test
+#                           command builds this way)
 MODULE_big = sbf
 OBJS = \
 	src/sbf.o \
@@ -13,15 +21,24 @@ OBJS = \
 	src/sieve.o
 
 EXTENSION = sbf
-DATA = sbf--1.0.sql
-REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom stablebloom_errors sieve
+# sbf--1.0.sql is the released script and never changes; a new install of
+# 1.1 runs it and then sbf--1.0--1.1.sql, as contrib modules do, so a fresh
+# 1.1 and an updated 1.0 are built by the same statements
+DATA = sbf--1.0.sql sbf--1.0--1.1.sql
+
+REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom \
+	stablebloom_errors sieve upgrade
 REGRESS_OPTS = --load-extension=sbf
+ISOLATION =
+ISOLATION_OPTS = --load-extension=sbf
+TAP_TESTS = 1
 
 PG_CPPFLAGS = -I$(srcdir)/src
 # bind calls inside sbf.so to sbf's own functions, never to a postgres symbol
 # of the same name (postgres exports e.g. bloom_create from lib/bloomfilter.c)
 SHLIB_LINK = -Wl,-Bsymbolic
-PG_CFLAGS = -std=gnu99 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+PG_CFLAGS = -std=gnu99 -Wall -Wextra -Wno-unused-parameter \
+	-Wno-missing-field-initializers $(if $(WERROR),-Werror)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -29,3 +46,8 @@ include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
 	src/stablebloom.h src/prng.h src/agg.h
+
+# PGXS runs the TAP tests only as part of installcheck; this runs them alone
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(prove_installcheck)
