@@ -26,10 +26,11 @@ EXTENSION = sbf
 # 1.1 and an updated 1.0 are built by the same statements
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
-REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve upgrade
+REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
+	stablebloom_errors sieve
 REGRESS_OPTS = --load-extension=sbf
-ISOLATION =
+ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
+	sieve_read_committed
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

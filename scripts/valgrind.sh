@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On demand: the whole regression suite (make installcheck) with every
-# backend running under valgrind's memcheck; fails if valgrind reports an
-# error with sbf.so in its stack.
+# On demand: the pg_regress and isolation suites (make installcheck without
+# the TAP tests, which start servers of their own) with every backend
+# running under valgrind's memcheck; fails if valgrind reports an error with
+# sbf.so in its stack.
 #
 #   bash scripts/valgrind.sh          (~10 minutes)
 #
@@ -10,8 +11,8 @@
 # pools); those are counted and shown but do not fail the run.  (An
 # AddressSanitizer build of the extension cannot be used here: the ASan
 # runtime preloaded into postgres hangs at start on this kernel; the fuzz
-# target, test/fuzz.sh, runs sbf's input and validation code under ASan and
-# UBSan instead.)
+# target, t/013_fuzz.pl, runs sbf's input and validation code under ASan
+# and UBSan instead.)
 . "$(dirname "$0")/lib.sh"
 
 ensure_packages valgrind
@@ -41,15 +42,16 @@ export PGHOST=$SBF_CLUSTER PGPORT PGUSER=postgres PGDATABASE=postgres SBF_CLUSTE
 trap 'stop_cluster; rm -rf "$VG"' EXIT
 
 failed=0
-say "pg_regress under valgrind"
-make -C "$SBF_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" || failed=1
+say "pg_regress and isolation under valgrind"
+make -C "$SBF_ROOT" -s installcheck TAP_TESTS= PG_CONFIG="$PG_CONFIG" || failed=1
 stop_server "$SBF_CLUSTER"
 
 # An error report is a block of lines starting with ==PID==; keep those
 # with a frame in sbf: its library, or one of its source files (the
 # extension is built with -g, so valgrind names them)
-ours=$(cat "$VG"/memcheck.* | awk '
-	function ours(b) { return b ~ /sbf\.so|[( ](bloom|bloom_agg|stablebloom|stablebloom_agg|sieve|value_io|hash|window|sizing|sbf|prng|agg)\.[ch]:[0-9]/ }
+sources=$(cd "$SBF_ROOT/src" && ls -- *.[ch] | sed 's/\.[ch]$//' | sort -u | paste -sd '|')
+ours=$(cat "$VG"/memcheck.* | awk -v sources="$sources" '
+	function ours(b) { return b ~ "sbf\\.so" || b ~ ("[( ](" sources ")\\.[ch]:[0-9]") }
 	/^==[0-9]+== [A-Z]/ { if (ours(block)) print block; block = $0; next }
 	/^==[0-9]+== *$/ { if (ours(block)) print block; block = ""; next }
 	{ block = block "\n" $0 }

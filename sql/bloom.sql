@@ -8,6 +8,12 @@ SELECT bloom_optimal_bits(1000000, 0.01) AS bits;
 SELECT bloom_optimal_hashes(9585088, 1000000) AS hashes;
 SELECT round(bloom_expected_fpr(9585088, 7, 1000000)::numeric, 5) AS fpr_at_capacity;
 SELECT round(bloom_expected_fpr(9585088, 7, 2000000)::numeric, 5) AS fpr_at_twice_capacity;
+-- The planning helpers answer for any size, also beyond the 1 GB one bloom
+-- value holds: 300M URLs at one in a million need 8.6e9 bits (1028 MB)
+SELECT bloom_optimal_bits(300000000, 1e-6) AS bits,
+	   pg_size_pretty(bloom_optimal_bits(300000000, 1e-6) / 8) AS size,
+	   bloom_optimal_hashes(bloom_optimal_bits(300000000, 1e-6), 300000000) AS hashes,
+	   round((1e6 * bloom_expected_fpr(bloom_optimal_bits(300000000, 1e-6), 20, 300000000))::numeric, 3) AS fpr_per_million;
 
 -- bloom_sized picks exactly those parameters
 SELECT bloom_info(bloom_sized(1000000, 0.01)) - 'size_bytes' AS info;

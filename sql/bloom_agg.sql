@@ -1,6 +1,6 @@
 --
--- Aggregates: bloom_agg builds a filter from rows, bloom_union_agg merges
--- filters.
+-- Aggregates: bloom_agg builds a filter from rows, bloom_union_agg and
+-- bloom_intersect_agg merge filters.
 --
 
 CREATE TABLE crawl (pos bigint PRIMARY KEY, host text, url text);
@@ -30,6 +30,18 @@ FROM host_filters ORDER BY host;
 SELECT (SELECT bloom_union_agg(filter) FROM host_filters) =
 	   (SELECT bloom_agg(url, 1000, 0.01) FROM crawl) AS union_is_whole;
 
+-- The intersection of the per-host filters: the URLs met on every host
+-- (none here), and with a filter of the whole crawl, one host's URLs
+SELECT bloom_cardinality(bloom_intersect_agg(filter)) AS urls_on_every_host
+FROM host_filters;
+SELECT bloom_intersect_agg(filter) = (SELECT filter FROM host_filters WHERE host = 'py') AS is_py
+FROM (SELECT filter FROM host_filters WHERE host = 'py'
+	  UNION ALL SELECT bloom_agg(url, 1000, 0.01) FROM crawl) f;
+SELECT bloom_intersect_agg(filter) @> 'https://docs.python.org/3.11/index.html'::text AS has_py_index,
+	   bloom_intersect_agg(filter) @> 'https://www.postgresql.org/docs/15/sql.html'::text AS has_pg_sql
+FROM (SELECT filter FROM host_filters WHERE host = 'py'
+	  UNION ALL SELECT bloom_agg(url, 1000, 0.01) FROM crawl) f;
+
 -- The template form starts from an existing filter: its parameters and
 -- contents.  Adding the second half of a crawl to the filter of the first
 -- half gives the filter of the whole.
@@ -50,6 +62,9 @@ SELECT bloom_union_agg(f) IS NULL AS only_null_filters FROM (VALUES (NULL::bloom
 SELECT g, bloom_union_agg(f) IS NULL AS only_nulls
 FROM (VALUES (1, NULL::bloom), (2, bloom_empty(64, 3)), (2, NULL)) v(g, f)
 GROUP BY g ORDER BY g;
+SELECT bloom_intersect_agg(f) IS NULL AS only_null_filters FROM (VALUES (NULL::bloom), (NULL)) v(f);
+SELECT bloom_intersect_agg(f) = bloom_empty(64, 3) AS nulls_skipped
+FROM (VALUES (NULL::bloom), (bloom_empty(64, 3)), (NULL)) v(f);
 SELECT i, bloom_union_agg(f) OVER (ORDER BY i) IS NULL AS nothing_yet
 FROM (VALUES (1, NULL::bloom), (2, NULL), (3, bloom_empty(64, 3))) v(i, f);
 
@@ -61,3 +76,29 @@ FROM crawl ORDER BY pos;
 
 -- Filters with different parameters do not merge
 SELECT bloom_union_agg(f) FROM (VALUES (bloom_empty(64, 3)), (bloom_empty(128, 3))) v(f);
+SELECT bloom_intersect_agg(f) FROM (VALUES (bloom_empty(64, 3)), (bloom_empty(64, 4))) v(f);
+
+-- Under parallel query the partial unions and intersections combine to the
+-- serial result, also when some workers see only NULL filters
+CREATE TABLE many_filters AS
+	SELECT i, CASE WHEN i % 3 = 0 THEN NULL
+				   ELSE bloom_add(bloom_add(bloom_empty(1024, 3), 'every'), 'f' || i) END AS f
+	FROM generate_series(1, 30000) i;
+ALTER TABLE many_filters SET (parallel_workers = 2);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT bloom_intersect_agg(f) FROM many_filters;
+CREATE TABLE parallel_result AS
+	SELECT bloom_union_agg(f) AS u, bloom_intersect_agg(f) AS x FROM many_filters;
+CREATE TABLE parallel_nulls AS
+	SELECT bloom_union_agg(f) AS u, bloom_intersect_agg(f) AS x FROM many_filters WHERE f IS NULL;
+RESET max_parallel_workers_per_gather;
+SET max_parallel_workers_per_gather = 0;
+SELECT p.u = s.u AS same_union, p.x = s.x AS same_intersection,
+	   p.x @> 'every'::text AS x_has_every, bloom_cardinality(p.x) < 2 AS x_has_little
+FROM parallel_result p,
+	 (SELECT bloom_union_agg(f) AS u, bloom_intersect_agg(f) AS x FROM many_filters) s;
+SELECT u IS NULL AS union_of_nulls, x IS NULL AS intersection_of_nulls FROM parallel_nulls;
+RESET ALL;

@@ -82,7 +82,7 @@ bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized)
 Bloom
 bloom_new_sized(int64 capacity, double fpr, uint64 seed, bool materialized)
 {
-	uint64		bits = bloom_bits_for(capacity, fpr);
+	uint64		bits = bloom_value_bits_for(capacity, fpr);
 
 	return bloom_new((int64) bits, bloom_hashes_for(bits, capacity), seed,
 					 materialized);
@@ -202,6 +202,20 @@ bloom_union_into(Bloom target, const BloomData *source)
 		return;
 	for (i = 0; i < nwords; i++)
 		target->words[i] |= source->words[i];
+}
+
+/* Intersect SOURCE into TARGET: same parameters, checked by the caller */
+void
+bloom_intersect_into(Bloom target, const BloomData *source)
+{
+	uint64		nwords = BLOOM_WORDS(target->bits);
+	uint64		i;
+
+	Assert(target->bits == source->bits && target->hashes == source->hashes &&
+		   target->seed == source->seed);
+	Assert(!BLOOM_IS_EMPTY(target));
+	for (i = 0; i < nwords; i++)
+		target->words[i] &= BLOOM_IS_EMPTY(source) ? 0 : source->words[i];
 }
 
 uint64
@@ -400,13 +414,9 @@ bloom_intersect(PG_FUNCTION_ARGS)
 {
 	Bloom		a = bloom_copy_datum(PG_GETARG_DATUM(0));
 	Bloom		b = bloom_from_datum(PG_GETARG_DATUM(1));
-	uint64		nwords;
-	uint64		i;
 
 	bloom_check_compatible(a, b, "intersect");
-	nwords = BLOOM_WORDS(a->bits);
-	for (i = 0; i < nwords; i++)
-		a->words[i] &= BLOOM_IS_EMPTY(b) ? 0 : b->words[i];
+	bloom_intersect_into(a, b);
 	PG_RETURN_POINTER(a);
 }
 

@@ -28,6 +28,7 @@ extern Bloom bloom_copy_datum(Datum datum);
 extern void bloom_check_compatible(const BloomData *a, const BloomData *b,
 								   const char *operation);
 extern void bloom_union_into(Bloom target, const BloomData *source);
+extern void bloom_intersect_into(Bloom target, const BloomData *source);
 extern uint64 bloom_bits_set(const BloomData *filter);
 
 /* Test the k bits of one element */
@@ -61,12 +62,15 @@ bloom_add_hash(Bloom filter, SbfHash hash)
 	bool		present = true;
 	int			i;
 
+	Assert(!BLOOM_IS_EMPTY(filter));
+	Assert(filter->hashes >= 1 && filter->hashes <= SBF_MAX_HASHES);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 	{
 		uint64		bit = sbf_probe_next(&probe, filter->bits);
 		uint64		mask = UINT64CONST(1) << (bit & 63);
 
+		Assert(bit < filter->bits);
 		if ((filter->words[bit >> 6] & mask) == 0)
 		{
 			present = false;

@@ -2,7 +2,8 @@
  *
  * bloom_agg.c
  *	  The bloom aggregates: bloom_agg(value, capacity, fpr),
- *	  bloom_agg(value, template) and bloom_union_agg(filter).
+ *	  bloom_agg(value, template), bloom_union_agg(filter) and
+ *	  bloom_intersect_agg(filter).
  *
  * The transition state ("internal") is the filter itself, a BloomData
  * allocated once per group in the aggregate memory context and mutated in
@@ -12,6 +13,8 @@
  * Bloom filters with equal parameters merge by OR-ing their bits, and the
  * result is exactly the filter of all the elements, so the aggregates have
  * combine, serial and deserial functions and run under parallel query.
+ * AND-ing is associative and commutative too, so the intersection of many
+ * filters splits into partial intersections the same way.
  *
  * The final function returns a copy and leaves the state alone, so it can
  * be called repeatedly, as a window aggregate over a growing frame does.
@@ -31,8 +34,10 @@ PG_FUNCTION_INFO_V1(bloom_agg_trans_int8);
 PG_FUNCTION_INFO_V1(bloom_agg_template_trans);
 PG_FUNCTION_INFO_V1(bloom_agg_template_trans_int8);
 PG_FUNCTION_INFO_V1(bloom_union_agg_trans);
+PG_FUNCTION_INFO_V1(bloom_intersect_agg_trans);
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
+PG_FUNCTION_INFO_V1(bloom_intersect_agg_combine);
 PG_FUNCTION_INFO_V1(bloom_agg_serial);
 PG_FUNCTION_INFO_V1(bloom_agg_deserial);
 
@@ -113,11 +118,38 @@ bloom_agg_template_trans_int8(PG_FUNCTION_ARGS)
 	return bloom_agg_template_trans_common(fcinfo, SBF_ELEMENT_INT8);
 }
 
-/* bloom_union_agg(bloom): NULL filters are skipped */
-Datum
-bloom_union_agg_trans(PG_FUNCTION_ARGS)
+/* How the filter aggregates merge one filter into another */
+typedef enum BloomMerge
 {
-	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_union_agg");
+	BLOOM_MERGE_UNION,
+	BLOOM_MERGE_INTERSECT
+} BloomMerge;
+
+static void
+bloom_merge_into(Bloom target, const BloomData *source, BloomMerge merge)
+{
+	if (merge == BLOOM_MERGE_UNION)
+	{
+		bloom_check_compatible(target, source, "union");
+		bloom_union_into(target, source);
+	}
+	else
+	{
+		bloom_check_compatible(target, source, "intersect");
+		bloom_intersect_into(target, source);
+	}
+}
+
+/*
+ * bloom_union_agg(bloom) and bloom_intersect_agg(bloom): the first non-NULL
+ * filter is copied into the aggregate context, later ones are merged into
+ * it; NULL filters are skipped.
+ */
+static Datum
+bloom_merge_agg_trans(FunctionCallInfo fcinfo, BloomMerge merge,
+					  const char *fname)
+{
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, fname);
 	Bloom		state = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1))
@@ -136,13 +168,22 @@ bloom_union_agg_trans(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 	}
 	else
-	{
-		Bloom		filter = bloom_from_datum(PG_GETARG_DATUM(1));
-
-		bloom_check_compatible(state, filter, "union");
-		bloom_union_into(state, filter);
-	}
+		bloom_merge_into(state, bloom_from_datum(PG_GETARG_DATUM(1)), merge);
+	Assert(!BLOOM_IS_EMPTY(state));
 	PG_RETURN_POINTER(state);
+}
+
+Datum
+bloom_union_agg_trans(PG_FUNCTION_ARGS)
+{
+	return bloom_merge_agg_trans(fcinfo, BLOOM_MERGE_UNION, "bloom_union_agg");
+}
+
+Datum
+bloom_intersect_agg_trans(PG_FUNCTION_ARGS)
+{
+	return bloom_merge_agg_trans(fcinfo, BLOOM_MERGE_INTERSECT,
+								 "bloom_intersect_agg");
 }
 
 /* A copy of the state, which stays usable for more rows */
@@ -154,15 +195,24 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(sbf_value_copy((struct varlena *) PG_GETARG_POINTER(0)));
 }
 
-Datum
-bloom_agg_combine(PG_FUNCTION_ARGS)
+/*
+ * Combine two partial states.  A NULL state is a group that saw no row (no
+ * non-NULL filter): it is left out, for union and intersection alike.
+ */
+static Datum
+bloom_combine_common(FunctionCallInfo fcinfo, BloomMerge merge,
+					 const char *fname)
 {
-	MemoryContext aggcontext = sbf_agg_context(fcinfo, "bloom_agg_combine");
+	MemoryContext aggcontext = sbf_agg_context(fcinfo, fname);
 	Bloom		state1 = PG_ARGISNULL(0) ? NULL : (Bloom) PG_GETARG_POINTER(0);
 	Bloom		state2 = PG_ARGISNULL(1) ? NULL : (Bloom) PG_GETARG_POINTER(1);
 
 	if (state2 == NULL)
+	{
+		if (state1 == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(state1);
+	}
 	if (state1 == NULL)
 	{
 		/* state2 may live in a shorter-lived context: copy it over */
@@ -172,9 +222,21 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		PG_RETURN_POINTER(state1);
 	}
-	bloom_check_compatible(state1, state2, "union");
-	bloom_union_into(state1, state2);
+	bloom_merge_into(state1, state2, merge);
 	PG_RETURN_POINTER(state1);
+}
+
+Datum
+bloom_agg_combine(PG_FUNCTION_ARGS)
+{
+	return bloom_combine_common(fcinfo, BLOOM_MERGE_UNION, "bloom_agg_combine");
+}
+
+Datum
+bloom_intersect_agg_combine(PG_FUNCTION_ARGS)
+{
+	return bloom_combine_common(fcinfo, BLOOM_MERGE_INTERSECT,
+								"bloom_intersect_agg_combine");
 }
 
 /* The serialized state is the filter's own varlena */

@@ -65,8 +65,10 @@ sbf_probe_init(SbfProbe *probe, SbfHash hash)
 static inline uint64
 sbf_probe_next(SbfProbe *probe, uint64 m)
 {
-	uint64		idx = probe->x % m;
+	uint64		idx;
 
+	Assert(m > 0);
+	idx = probe->x % m;
 	probe->x += probe->y;
 	probe->y += probe->i;
 	probe->i++;

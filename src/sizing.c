@@ -52,7 +52,9 @@ sbf_check_capacity(int64 capacity)
 
 /*
  * m = ceil(-n ln p / (ln 2)^2), rounded up to a multiple of 64 so that the
- * last word of the bit array is used in full.
+ * last word of the bit array is used in full.  Any size that fits a bigint:
+ * this is a planning figure, and bloom_value_bits_for() is what checks that
+ * a bloom value can hold it.
  */
 uint64
 bloom_bits_for(int64 capacity, double fpr)
@@ -64,15 +66,31 @@ bloom_bits_for(int64 capacity, double fpr)
 
 	bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
 	bits = ceil(bits / 64.0) * 64.0;
-	if (bits > (double) BLOOM_MAX_BITS)
+	/* 2^63 exactly is representable, and is the first value out of range */
+	if (!(bits < (double) PG_INT64_MAX))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a bloom filter for " INT64_FORMAT " elements at false-positive rate %g needs %.0f bits",
+				 errmsg("a bloom filter for " INT64_FORMAT " elements at false-positive rate %g needs more than 2^63 bits",
+						capacity, fpr)));
+	Assert(bits >= 64.0);
+	return (uint64) bits;
+}
+
+/* bloom_bits_for(), for a filter that must fit in one bloom value */
+uint64
+bloom_value_bits_for(int64 capacity, double fpr)
+{
+	uint64		bits = bloom_bits_for(capacity, fpr);
+
+	if (bits > BLOOM_MAX_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a bloom filter for " INT64_FORMAT " elements at false-positive rate %g needs " UINT64_FORMAT " bits",
 						capacity, fpr, bits),
 				 errdetail("A bloom value holds at most " UINT64_FORMAT " bits (1 GB).",
 						   BLOOM_MAX_BITS),
 				 errhint("Split the elements over several filters, or accept a higher false-positive rate.")));
-	return (uint64) bits;
+	return bits;
 }
 
 /* k = max(1, round(m / n * ln 2)), capped at SBF_MAX_HASHES */
@@ -101,17 +119,24 @@ bloom_fpr_after(uint64 bits, int hashes, double n)
 void
 bloom_check_bits(int64 bits)
 {
-	if (bits < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("number of bits must be at least 1"),
-				 errdetail("The number of bits given was " INT64_FORMAT ".", bits)));
+	sbf_check_bits(bits);
 	if ((uint64) bits > BLOOM_MAX_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a bloom filter of " INT64_FORMAT " bits is too large", bits),
 				 errdetail("A bloom value holds at most " UINT64_FORMAT " bits (1 GB).",
 						   BLOOM_MAX_BITS)));
+}
+
+/* A bit count for the planning formulas: at least 1, no upper bound */
+void
+sbf_check_bits(int64 bits)
+{
+	if (bits < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of bits must be at least 1"),
+				 errdetail("The number of bits given was " INT64_FORMAT ".", bits)));
 }
 
 void
@@ -138,7 +163,7 @@ bloom_optimal_hashes(PG_FUNCTION_ARGS)
 {
 	int64		bits = PG_GETARG_INT64(0);
 
-	bloom_check_bits(bits);
+	sbf_check_bits(bits);
 	PG_RETURN_INT32(bloom_hashes_for((uint64) bits, PG_GETARG_INT64(1)));
 }
 
@@ -150,7 +175,7 @@ bloom_expected_fpr(PG_FUNCTION_ARGS)
 	int32		hashes = PG_GETARG_INT32(1);
 	int64		n = PG_GETARG_INT64(2);
 
-	bloom_check_bits(bits);
+	sbf_check_bits(bits);
 	sbf_check_hashes(hashes);
 	if (n < 0)
 		ereport(ERROR,

@@ -13,8 +13,10 @@
 extern void sbf_check_fpr(double fpr);
 extern void sbf_check_capacity(int64 capacity);
 extern void bloom_check_bits(int64 bits);
+extern void sbf_check_bits(int64 bits);
 extern void sbf_check_hashes(int32 hashes);
 extern uint64 bloom_bits_for(int64 capacity, double fpr);
+extern uint64 bloom_value_bits_for(int64 capacity, double fpr);
 extern int	bloom_hashes_for(uint64 bits, int64 capacity);
 extern double bloom_fpr_after(uint64 bits, int hashes, double n);
 

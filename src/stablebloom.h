@@ -43,6 +43,7 @@ stablebloom_get(const StableBloomData *filter, uint64 i)
 	uint32		shift = bit & 7;
 	uint32		v = bytes[bit >> 3];
 
+	Assert(i < filter->cells);
 	if (shift + filter->cell_bits > 8)
 		v |= (uint32) bytes[(bit >> 3) + 1] << 8;
 	return (v >> shift) & ((1U << filter->cell_bits) - 1);
@@ -56,6 +57,9 @@ stablebloom_set(StableBloom filter, uint64 i, uint32 value)
 	uint32		shift = bit & 7;
 	uint32		mask = ((1U << filter->cell_bits) - 1) << shift;
 	uint32		v = value << shift;
+
+	Assert(i < filter->cells);
+	Assert(value <= filter->max);
 
 	bytes[bit >> 3] = (bytes[bit >> 3] & ~mask) | (v & mask);
 	if (shift + filter->cell_bits > 8)
@@ -100,6 +104,10 @@ stablebloom_add_hash(StableBloom filter, SbfHash hash)
 	bool		present = true;
 	SbfProbe	probe;
 	int			i;
+
+	Assert(!STABLEBLOOM_IS_EMPTY(filter));
+	Assert(filter->hashes >= 1 && (uint64) filter->hashes < filter->cells);
+	Assert(filter->decrements <= filter->cells);
 
 	/* prefetch the k cells and the first decremented one (see bloom_add_hash) */
 	sbf_probe_init(&probe, hash);

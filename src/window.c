@@ -104,6 +104,7 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 					 errmsg("filter argument of is_duplicate is not a valid filter")));
 	}
 	MemoryContextSwitchTo(old);
+	Assert(copy != NULL && state->insert != NULL);
 	state->filter = copy;
 }
 
@@ -119,6 +120,7 @@ is_duplicate_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 		WinGetPartitionLocalMemory(winobj, sizeof(IsDuplicateState));
 	if (state->filter == NULL)
 		is_duplicate_start(winobj, state);
+	Assert(state->filter != NULL);
 
 	/* earlier rows are never read again: let the tuplestore drop them */
 	WinSetMarkPosition(winobj, WinGetCurrentPosition(winobj));

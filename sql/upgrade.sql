@@ -1,0 +1,83 @@
+--
+-- Upgrades: version 1.0, as released, updated to 1.1 has exactly the
+-- objects of a fresh 1.1 install, with the same definitions and comments.
+-- This test runs first, while the database holds nothing that depends on
+-- the extension.
+--
+
+-- Every object of the extension: what it is, how it is defined (the
+-- catalog fields that decide its behaviour, with OIDs spelled as names),
+-- and its comment
+CREATE FUNCTION pg_temp.sbf_objects()
+RETURNS TABLE (object text, definition text, comment text)
+LANGUAGE sql AS $$
+	SELECT pg_describe_object(d.classid, d.objid, 0),
+		   CASE d.classid
+			   WHEN 'pg_proc'::regclass THEN
+				   (SELECT concat_ws(' | ', p.prokind, pg_get_function_result(p.oid),
+									 p.provolatile, p.proparallel, p.proisstrict,
+									 p.prosrc, p.probin,
+									 (SELECT row(a.aggkind, a.aggtransfn, a.aggfinalfn,
+												 a.aggcombinefn, a.aggserialfn,
+												 a.aggdeserialfn, a.aggfinalmodify,
+												 format_type(a.aggtranstype, NULL),
+												 a.aggtransspace, a.agginitval)::text
+									  FROM pg_aggregate a WHERE a.aggfnoid = p.oid))
+					FROM pg_proc p WHERE p.oid = d.objid)
+			   WHEN 'pg_type'::regclass THEN
+				   (SELECT row(t.typlen, t.typbyval, t.typtype, t.typcategory,
+							   t.typalign, t.typstorage, t.typinput, t.typoutput,
+							   t.typreceive, t.typsend)::text
+					FROM pg_type t WHERE t.oid = d.objid)
+			   WHEN 'pg_operator'::regclass THEN
+				   (SELECT row(o.oprcode, o.oprcom::regoperator, o.oprnegate::regoperator,
+							   o.oprrest, o.oprjoin, format_type(o.oprresult, NULL))::text
+					FROM pg_operator o WHERE o.oid = d.objid)
+			   WHEN 'pg_am'::regclass THEN
+				   (SELECT row(a.amtype, a.amhandler)::text FROM pg_am a WHERE a.oid = d.objid)
+		   END,
+		   obj_description(d.objid, d.classid::regclass::name)
+	FROM pg_depend d
+	JOIN pg_extension e ON e.oid = d.refobjid
+	WHERE d.refclassid = 'pg_extension'::regclass AND e.extname = 'sbf'
+	  AND d.deptype = 'e'
+$$;
+
+DROP EXTENSION sbf;
+
+-- The released 1.0 installs what it always did: 100 objects, whose
+-- fingerprint would change if sbf--1.0.sql did
+CREATE EXTENSION sbf VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'sbf';
+CREATE TEMP TABLE released AS SELECT * FROM pg_temp.sbf_objects();
+SELECT count(*) AS objects,
+	   md5(string_agg(object || definition || coalesce(comment, ''), ',' ORDER BY object)) AS fingerprint
+FROM released;
+
+ALTER EXTENSION sbf UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'sbf';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.sbf_objects();
+
+DROP EXTENSION sbf;
+CREATE EXTENSION sbf;
+SELECT extversion FROM pg_extension WHERE extname = 'sbf';
+CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.sbf_objects();
+
+-- No difference either way
+(SELECT 'only updated' AS side, * FROM updated EXCEPT SELECT 'only updated', * FROM fresh)
+UNION ALL
+(SELECT 'only fresh', * FROM fresh EXCEPT SELECT 'only fresh', * FROM updated);
+
+-- Every object has a comment
+SELECT object FROM fresh
+WHERE comment IS NULL AND object NOT LIKE 'function %\_in(%' AND object NOT LIKE 'function %\_out(%'
+  AND object NOT LIKE 'function %\_recv(%' AND object NOT LIKE 'function %\_send(%'
+  AND object NOT LIKE 'function %\_trans(%' AND object NOT LIKE 'function %\_final(%'
+  AND object NOT LIKE 'function %\_combine(%' AND object NOT LIKE 'function %\_serial(%'
+  AND object NOT LIKE 'function %\_deserial(%'
+ORDER BY object;
+
+-- What 1.1 adds to 1.0
+SELECT object FROM fresh EXCEPT SELECT object FROM released ORDER BY object;
+-- and nothing of 1.0 is gone
+SELECT object FROM released EXCEPT SELECT object FROM fresh ORDER BY object;
