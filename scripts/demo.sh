@@ -52,15 +52,15 @@ SBF_FPR=${SBF_FPR:-0.2}
 FLUSHES=${SBF_FLUSHES:-10}
 
 ensure_packages gnuplot-nox
-if [ -n "$DATABASE" ]; then
-	export PGDATABASE=$DATABASE
-	psql -X -q -c "SELECT 1" >/dev/null 2>&1 || die "cannot connect to $DATABASE"
-else
+if [ -z "$DATABASE" ]; then
 	build_and_install
 	start_cluster
+	DATABASE=$PGDATABASE
 fi
 
-psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+# -d takes a database name or a whole connection string
+psql() { command psql -X -q -v ON_ERROR_STOP=1 -d "$DATABASE" "$@"; }
+psql -c "SELECT 1" >/dev/null 2>&1 || die "cannot connect to $DATABASE"
 sql() { psql -A -t -c "SET search_path = sbf_demo, public" -c "$1"; }
 
 psql -c "CREATE EXTENSION IF NOT EXISTS sbf" >/dev/null 2>&1 ||

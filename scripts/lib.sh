@@ -15,19 +15,23 @@ export PG_CONFIG
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Debian packages the build and the scripts need, installed when missing
+# The Debian packages that building sbf and running the main job need:
+# the server, its headers and PGXS (postgresql-server-dev-15: pg_config and
+# pgxs.mk alone come with the client package and prove nothing), xxHash,
+# the compiler and make.
+SBF_BUILD_PACKAGES=(postgresql-15 postgresql-server-dev-15 libxxhash-dev gcc make)
+
+# package_installed NAME: dpkg has NAME fully installed
+package_installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+# ensure_packages [NAME...]: install the build packages and NAMEs that dpkg
+# does not have installed (as root; otherwise say which are missing)
 ensure_packages() {
-	local missing=()
-	[ -x "$PG_BINDIR/postgres" ] || missing+=(postgresql-15)
-	[ -f /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] || missing+=(postgresql-server-dev-15)
-	[ -f /usr/include/xxhash.h ] || missing+=(libxxhash-dev)
-	command -v make >/dev/null || missing+=(make)
-	command -v gcc >/dev/null || missing+=(gcc)
-	command -v runuser >/dev/null || missing+=(util-linux)
-	command -v python3 >/dev/null || missing+=(python3)
-	local pkg
-	for pkg in "$@"; do
-		dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+	local missing=() pkg
+	for pkg in "${SBF_BUILD_PACKAGES[@]}" "$@"; do
+		package_installed "$pkg" || missing+=("$pkg")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root, or install them)"
@@ -42,13 +46,18 @@ ensure_packages() {
 		say "apt-get update failed (another apt may hold its lock): retrying in 20 s"
 		sleep 20
 	done
-	"${apt[@]}" install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+	"${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed"
+	for pkg in "${missing[@]}"; do
+		package_installed "$pkg" || die "$pkg is still not installed after apt-get install"
+	done
 }
 
+# build_and_install [make arguments...]
 build_and_install() {
 	say "building and installing sbf"
-	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null || die "build failed"
-	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null || die "install failed"
+	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" "$@" >/dev/null || die "build failed"
+	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" "$@" install >/dev/null || die "install failed"
 }
 
 # start_server DIR PORT: a new cluster in DIR (which the postgres user gets

@@ -1,5 +1,5 @@
 -- The plain-SQL flush of docs/sieve.md as a procedure: the baseline that
--- test/sieve_scale.sh and bench/sieve_flush.sh compare sieve_flush with.
+-- t/024_sieve_scale.pl and bench/sieve_flush.sh compare sieve_flush with.
 --
 --   CALL plain_sql_flush('seen', 'discovered', 'frontier');
 CREATE OR REPLACE PROCEDURE plain_sql_flush(seen regclass, discovered regclass,

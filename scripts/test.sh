@@ -1,47 +1,103 @@
 #!/usr/bin/env bash
-# Runs every test of sbf: builds and installs the extension, starts a
-# throwaway PostgreSQL 15 server (see scripts/lib.sh), runs the pg_regress
-# suite (sql/, expected/) and the scripts in test/, stops the server and
-# exits non-zero on any failure.  Run it as root on a fresh machine: it
-# installs what it needs.
+# Runs every test of sbf, on PostgreSQL's own harness, through
+# `make installcheck`'s three parts:
+#
+#   pg_regress   sql/ and expected/: what users type, with its answers
+#   isolation    specs/ and expected/: concurrent sessions, interleaved
+#   TAP          t/*.pl: tests that need clusters of their own (a crash, a
+#                restart, a standby, a second server), accuracy at scale,
+#                the fuzzer and the main job
+#
+# It installs what is missing (as root, on a fresh Debian 12 machine),
+# builds sbf with warnings as errors and installs it, starts a throwaway
+# server for pg_regress and isolation (see scripts/lib.sh), and runs the
+# suite as the postgres OS user in a copy of the tree (PostgreSQL's TAP
+# modules refuse to run as root, and the clone stays as it was).  It ends
+# with one line, "N passed, N failed", and exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
-# everything the tests need, at once: gnuplot for the demo's picture,
-# clang and its sanitizer runtime for the fuzzer
-ensure_packages gnuplot-nox clang-14 libclang-rt-14-dev
-build_and_install
+# libipc-run-perl for PostgreSQL::Test::Cluster, clang and its sanitizer
+# runtime for the fuzzer, gnuplot for the main job's picture
+ensure_packages libipc-run-perl clang-14 libclang-rt-14-dev gnuplot-nox
+build_and_install WERROR=1
 start_cluster
 
-LOG=$(mktemp /tmp/sbf-test-log.XXXXXX)
+WORK=$(mktemp -d /tmp/sbf-test.XXXXXX)
+cleanup() {
+	stop_cluster
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+cp -a "$SBF_ROOT/." "$WORK/sbf"
+chown -R postgres: "$WORK"
+
 passed=0
 failed=0
+LOG=$WORK/stage.log
 
-say "pg_regress (make installcheck)"
-if ! make -C "$SBF_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" >"$LOG" 2>&1; then
-	[ -f "$SBF_ROOT/regression.diffs" ] && cat "$SBF_ROOT/regression.diffs"
-fi
-{ grep -E '^(not )?ok|^test |\.\.\. ' "$LOG" || true; } | sed 's/^/  /'
-passed=$((passed + $(grep -cE '^test .* \.\.\. ok' "$LOG" || true)))
-n=$(grep -cE '^test .* \.\.\. FAILED|^test .* \.\.\. failed' "$LOG" || true)
-failed=$((failed + n))
-if [ "$(grep -cE '^test ' "$LOG" || true)" -eq 0 ]; then
+# stage NAME MINUTES make-arguments...: run one part as postgres, at most
+# MINUTES long, its output in $LOG and on the terminal
+stage() {
+	local name=$1 minutes=$2
+	shift 2
+	say "$name"
+	local rc=0
+	timeout -k 10 $((minutes * 60)) runuser -u postgres -- \
+		env PATH="$PATH" PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+		make -C "$WORK/sbf" -s PG_CONFIG="$PG_CONFIG" "$@" >"$LOG" 2>&1 || rc=$?
+	[ "$rc" -eq 124 ] && echo "timed out after $minutes minutes" >>"$LOG"
+	return "$rc"
+}
+
+# count_regress NAME: the "test x ... ok" lines of pg_regress or
+# pg_isolation_regress; diffs shown on failure
+count_regress() {
+	local rc=$1 dir=$2 ok bad
+	grep -E '^(test| +) ?[a-z_0-9]+ +\.\.\. ' "$LOG" | sed 's/^/  /' || true
+	ok=$(grep -cE '\.\.\. ok' "$LOG" || true)
+	bad=$(grep -cE '\.\.\. FAILED|\.\.\. failed' "$LOG" || true)
+	if [ "$rc" -ne 0 ]; then
+		[ -f "$WORK/sbf/$dir/regression.diffs" ] && cat "$WORK/sbf/$dir/regression.diffs"
+		[ "$bad" -gt 0 ] || { cat "$LOG"; bad=1; }
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+}
+
+rc=0
+stage "pg_regress (sql/)" 15 installcheck ISOLATION= TAP_TESTS= || rc=$?
+count_regress "$rc" .
+
+rc=0
+stage "isolation (specs/)" 15 installcheck REGRESS= TAP_TESTS= || rc=$?
+count_regress "$rc" output_iso
+
+# prove's summary: "Files=N, Tests=M"; on failure one line per failed file,
+# "t/x.pl (Wstat: W ... Tests: T Failed: F)" (a script that died has
+# Wstat non-zero and may have F = 0: it counts as one failure)
+rc=0
+stage "TAP (t/)" 75 prove_installcheck PROVE_FLAGS=--timer || rc=$?
+grep -E '^t/|^\[' "$LOG" | sed 's/^/  /' || true
+tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$LOG")
+bad=$(awk '/\(Wstat: / {
+		f = 0
+		if (match($0, /Failed: [0-9]+/)) f = substr($0, RSTART + 8, RLENGTH - 8) + 0
+		if (f == 0 && $0 !~ /Wstat: 0 /) f = 1
+		n += f
+	} END { print n + 0 }' "$LOG")
+if [ -z "$tests" ] || { [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; }; then
 	cat "$LOG"
-	failed=$((failed + 1))
+	bad=$((bad + 1))
 fi
-
-for t in "$SBF_ROOT"/test/*.sh; do
-	[ "$(basename "$t")" = lib.sh ] && continue
-	say "$(basename "$t")"
-	# a script that hangs is stopped after 30 minutes, and fails
-	timeout -k 10 1800 bash "$t" >"$LOG" 2>&1 || true
-	sed 's/^/  /' "$LOG"
-	passed=$((passed + $(grep -c '^ok ' "$LOG" || true)))
-	n=$(grep -c '^FAIL ' "$LOG" || true)
-	# a script that died before its summary line counts as a failure
-	grep -qE '^[a-z_]+: [0-9]+ passed, [0-9]+ failed$' "$LOG" || n=$((n + 1))
-	failed=$((failed + n))
-done
-rm -f "$LOG"
+if [ "$rc" -ne 0 ] || [ "$bad" -ne 0 ]; then
+	sed -n '/^Test Summary Report/,$p' "$LOG"
+	for f in "$WORK"/sbf/tmp_check/log/regress_log_*; do
+		[ -f "$f" ] && grep -q '^not ok' "$f" && { echo "--- $f"; grep -B2 -A12 '^not ok' "$f" | head -80; }
+	done
+fi
+passed=$((passed + ${tests:-0} - bad))
+[ "$passed" -ge 0 ] || passed=0
+failed=$((failed + bad))
 
 if server_crashed; then
 	say "a backend crashed during the tests:"

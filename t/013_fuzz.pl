@@ -1,0 +1,142 @@
+
+# Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
+
+# Fuzzing the text input, the binary input and the value validation of
+# bloom and stablebloom (test/fuzz/fuzz_values.c) with libFuzzer, under
+# AddressSanitizer and UBSan, for a bounded time; no server:
+#
+#   make prove_installcheck PROVE_TESTS=t/013_fuzz.pl         # as the test command runs it
+#   FUZZ_SECONDS=3600 make prove_installcheck PROVE_TESTS=t/013_fuzz.pl   # longer, on demand
+#
+# The test command's run is reproducible: seed 1 and FUZZ_RUNS inputs
+# (300,000 by default, about 20 s here), capped at 4 minutes.  FUZZ_SECONDS
+# runs for that long from a random seed instead.
+#
+# It needs clang-14 and libclang-rt-14-dev (the test command installs them)
+# and fails without them.  It starts from test/fuzz/corpus (valid values of
+# each shape) and first replays test/fuzz/regressions (inputs that once
+# failed).  A crash, a sanitizer report or a refusal with the wrong SQLSTATE
+# fails the test and leaves the input and the fuzzer's log in
+# tmp_check/log/013_fuzz_findings.
+
+use strict;
+use warnings;
+
+use File::Copy qw(copy);
+use FindBin;
+use lib $FindBin::RealBin;
+use SbfTest;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $fuzz = "$SbfTest::ROOT/test/fuzz";
+my $src = "$SbfTest::ROOT/src";
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+
+my $fuzz_seconds = $ENV{FUZZ_SECONDS};
+my $fuzz_runs = $ENV{FUZZ_RUNS} // 300000;
+foreach my $setting ([ FUZZ_SECONDS => $fuzz_seconds ],
+	[ FUZZ_RUNS => $fuzz_runs ])
+{
+	my ($name, $value) = @$setting;
+	BAIL_OUT("$name must be a positive integer, not '$value'")
+	  if defined $value && $value !~ /^[1-9][0-9]*$/;
+}
+
+# The test command installs clang-14 and libclang-rt-14-dev; without them
+# this test fails rather than skips, so that no run passes unfuzzed
+unless (grep { -x "$_/clang-14" } split(/:/, $ENV{PATH}))
+{
+	fail(
+		'clang-14 is not installed (apt-get install clang-14 libclang-rt-14-dev): cannot build the fuzz target'
+	);
+	done_testing();
+	exit;
+}
+
+my ($includedir) = run_command([ 'pg_config', '--includedir-server' ]);
+chomp $includedir;
+
+# -w: PostgreSQL's headers declare printf attributes clang does not know
+my $bin = "$tmp/fuzz_values";
+my @build = (
+	'clang-14', '-g', '-O1', '-w',
+	'-fsanitize=fuzzer,address,undefined',
+	'-fno-sanitize-recover=undefined',
+	"-I$includedir", "-I$src", "-I$fuzz",
+	'-ffunction-sections', '-fdata-sections',
+	"$fuzz/fuzz_values.c", "$fuzz/pg_stubs.c",
+	"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
+	"$src/sizing.c", "$src/hash.c",
+	'-Wl,--gc-sections', '-lm', '-o', $bin);
+my $build_log = '';
+unless (IPC::Run::run(\@build, '>', \$build_log, '2>&1'))
+{
+	fail(
+		'cannot build the fuzz target (are clang-14 and libclang-rt-14-dev installed?)'
+	);
+	diag($build_log);
+	done_testing();
+	exit;
+}
+
+mkdir("$tmp/corpus") or die "cannot create $tmp/corpus: $!";
+mkdir("$tmp/findings") or die "cannot create $tmp/findings: $!";
+my (@limits, $cap);
+if (defined $fuzz_seconds)
+{
+	@limits = ("-max_total_time=$fuzz_seconds");
+	$cap = $fuzz_seconds + 120;
+}
+else
+{
+	@limits = ('-seed=1', "-runs=$fuzz_runs", '-max_total_time=240');
+	$cap = 360;
+}
+
+# The new inputs go to the first corpus directory, the temporary one
+my $log = "$tmp/fuzz.log";
+IPC::Run::run(
+	[
+		'timeout', '-k', '10', $cap, $bin, @limits,
+		'-timeout=10', '-rss_limit_mb=2048', '-max_len=4096',
+		"-artifact_prefix=$tmp/findings/", '-print_final_stats=1',
+		"$tmp/corpus", "$fuzz/corpus", "$fuzz/regressions"
+	],
+	'>', $log, '2>&1');
+
+# timeout's exit code, or 128 + the signal that ended it
+my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
+
+if ($rc == 0)
+{
+	my ($runs) = slurp_file($log) =~ /^stat::number_of_executed_units:\s*([0-9]+)/m;
+	$runs //= 'an unknown number of';
+
+	# a slow machine may reach the time cap first: say so
+	$runs .= ' (stopped by the time cap)'
+	  if !defined $fuzz_seconds && $runs =~ /^[0-9]+$/ && $runs < $fuzz_runs;
+	pass(
+		"fuzzed bloom and stablebloom input and validation (@limits): $runs inputs, no finding"
+	);
+}
+else
+{
+	my $keep = "$PostgreSQL::Test::Utils::log_path/013_fuzz_findings";
+	mkdir($keep);
+	copy($_, $keep) foreach (glob("$tmp/findings/*"), $log);
+	my @lines = grep { /ERROR|SUMMARY|runtime error|deadly signal/ }
+	  split(/\n/, slurp_file($log));
+	diag(join("\n", @lines[ 0 .. ($#lines < 4 ? $#lines : 4) ]));
+	if ($rc == 124 || $rc == 137)
+	{
+		fail("the fuzzer did not end within $cap s: see $keep");
+	}
+	else
+	{
+		fail("the fuzzer found an input that fails (exit code $rc): see $keep");
+	}
+}
+
+done_testing();
