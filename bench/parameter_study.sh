@@ -18,11 +18,27 @@
 #
 #   bash bench/parameter_study.sh [STREAM ...] > study.txt
 #
-# STREAM is a file name in $SBF_STREAMS_DIR (default ../shared/data from the
-# repository root): doccrawl-pg-python.tsv.gz, doccrawl-rust.tsv.gz and
-# eot2024-sitemaps-a-m.txt.gz, all three by default.  *.tsv.gz files are
-# pos<TAB>url; the others are one URL a line, the line number being the
-# position (stream_to_copy in scripts/lib.sh tells them apart).  Progress goes to stderr, the tables to stdout.
+# Each STREAM is the path of a URL stream file, gzipped or not: pos<TAB>url
+# lines, or one URL a line, the line number being the position
+# (stream_to_copy in scripts/lib.sh tells them apart).  Without arguments,
+# the space-separated paths of $SBF_STUDY_STREAMS, else the files the
+# repository ships: data/doccrawl-pg-python.tsv.gz and
+# data/eot2024-sitemaps-300k.txt.gz (the first 300,000 URLs of the eot2024
+# stream below; under a minute).  Progress goes to stderr, the tables to
+# stdout.
+#
+# docs/parameter-study.md was produced from three public streams, whole:
+#
+#   bash bench/parameter_study.sh /path/to/doccrawl-pg-python.tsv.gz \
+#       /path/to/doccrawl-rust.tsv.gz /path/to/eot2024-sitemaps-a-m.txt.gz
+#
+#   doccrawl-pg-python.tsv.gz  breadth-first crawl of the PostgreSQL 15 and
+#                              Python 3.11 HTML manuals (shipped in data/)
+#   doccrawl-rust.tsv.gz       the same crawl of the Rust 1.63 documentation
+#   eot2024-sitemaps-a-m.txt.gz  the sitemap URL seeds of hosts a-m of the
+#                              2024 End of Term web archive, in file and line
+#                              order (github.com/end-of-term/eot2024,
+#                              seed-lists/sitemap-url-seeds/)
 #
 # As root on Debian 12 it installs what is missing, builds and installs sbf
 # and runs a throwaway PostgreSQL 15 cluster (scripts/lib.sh).  With
@@ -40,20 +56,37 @@
 #                     stablebloom_sized derives P    (0.01 0.05 0.2 0.5)
 #
 # The default grid is 4 x (1 + 3 x 2 x 4) = 100 runs per stream; on 2 cores
-# all three streams take about 7 minutes (a run over 2M rows takes 1.5 to
-# 2.5 s).  SBF_MAXES="1 3 7" makes it 148 runs and about 10 minutes.
+# the three whole streams above take about 7 minutes (a run over 2M rows
+# takes 1.5 to 2.5 s).  SBF_MAXES="1 3 7" makes it 148 runs and about 10
+# minutes.
 . "$(dirname "$0")/../scripts/lib.sh"
 
-STREAMS_DIR=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}
+usage() {
+	cat >&2 <<'TXT'
+usage: bash bench/parameter_study.sh [STREAM ...] > study.txt
+  STREAM  the path of a URL stream file (default: $SBF_STUDY_STREAMS, else
+          data/doccrawl-pg-python.tsv.gz data/eot2024-sitemaps-300k.txt.gz);
+          docs/parameter-study.md was produced from doccrawl-pg-python.tsv.gz,
+          doccrawl-rust.tsv.gz and eot2024-sitemaps-a-m.txt.gz
+TXT
+	exit 2
+}
+case "${1:-}" in -h | --help) usage ;; esac
 BITS_PER_URL=${SBF_BITS_PER_URL:-0.5 2 8 32}
 HASHES=${SBF_HASHES:-2 4 8}
 MAXES=${SBF_MAXES:-1 3}
 FPRS=${SBF_FPRS:-0.01 0.05 0.2 0.5}
 if [ $# -eq 0 ]; then
-	set -- doccrawl-pg-python.tsv.gz doccrawl-rust.tsv.gz eot2024-sitemaps-a-m.txt.gz
+	if [ -n "${SBF_STUDY_STREAMS:-}" ]; then
+		read -ra streams <<<"$SBF_STUDY_STREAMS"
+		set -- "${streams[@]}"
+	else
+		set -- "$SBF_ROOT/data/doccrawl-pg-python.tsv.gz" \
+			"$SBF_ROOT/data/eot2024-sitemaps-300k.txt.gz"
+	fi
 fi
-for stream in "$@"; do
-	[ -r "$STREAMS_DIR/$stream" ] || die "cannot read $STREAMS_DIR/$stream"
+for path in "$@"; do
+	[ -r "$path" ] || { printf 'error: cannot read %s\n' "$path" >&2; usage; }
 done
 
 # "0.5 2 8" -> "{0.5,2,8}", a SQL array literal
@@ -130,10 +163,11 @@ BEGIN
 END $$;
 SQL
 
-for stream in "$@"; do
+for path in "$@"; do
+	stream=$(basename "$path")
 	say "$stream: loading"
 	psql -c "TRUNCATE sbf_study.crawl, sbf_study.exact, sbf_study.grid RESTART IDENTITY"
-	stream_to_copy "$STREAMS_DIR/$stream" | psql -c "\\copy sbf_study.crawl FROM STDIN"
+	stream_to_copy "$path" | psql -c "\\copy sbf_study.crawl FROM STDIN"
 	psql -c "ANALYZE sbf_study.crawl"
 
 	say "$stream: the exact answer, and the grid"

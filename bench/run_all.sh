@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # Every benchmark, each against its baseline measured in the same run:
 #
-#   bash bench/run_all.sh > results.txt      (~30 minutes on 2 cores)
+#   bash bench/run_all.sh > results.txt
 #
 # bench/filter_ops.sh     ns per add/test in C, outside PostgreSQL
 # bench/marking.sh        is_duplicate and the aggregates on 10M rows
-# bench/sieve_flush.sh    sieve_flush against the plain-SQL flush
-# bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on the
-#                         real streams, for choosing k, Max and P
+# bench/sieve_flush.sh    sieve_flush against the plain-SQL flush, on
+#                         $SBF_SIEVE_STREAM (default: the shipped
+#                         data/eot2024-sitemaps-300k.txt.gz)
+# bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
+#                         streams, for choosing k, Max and P, on the
+#                         paths in $SBF_STUDY_STREAMS (default: the
+#                         shipped data/ files)
+#
+# The figures of docs/benchmarks.md and docs/parameter-study.md were
+# measured on the whole public streams (each script's header names them and
+# the command that was run).  To run everything on those streams (~30
+# minutes on 2 cores, and ~7 more for the study):
+#
+#   SBF_SIEVE_STREAM=/path/to/eot2024-sitemaps-a-m.txt.gz SBF_STUDY=1 \
+#   SBF_STUDY_STREAMS="/path/to/doccrawl-pg-python.tsv.gz /path/to/doccrawl-rust.tsv.gz /path/to/eot2024-sitemaps-a-m.txt.gz" \
+#       bash bench/run_all.sh > results.txt
+#
 # Results and their reading are in docs/benchmarks.md.
 set -euo pipefail
 here=$(dirname "$0")

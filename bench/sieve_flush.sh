@@ -2,22 +2,48 @@
 # Benchmark: sieve_flush against the plain-SQL flush (docs/sieve.md) on the
 # same data in the same run, and the backend's peak private memory.
 #
-#   bash bench/sieve_flush.sh            # starts a throwaway cluster
-#   SBF_USE_EXISTING=1 bash bench/sieve_flush.sh   # PGHOST/PGPORT/PGDATABASE as set
+#   bash bench/sieve_flush.sh [STREAM]        # starts a throwaway cluster
+#   SBF_USE_EXISTING=1 bash bench/sieve_flush.sh [STREAM]
+#                                             # PGHOST/PGPORT/PGDATABASE as set
 #
-# Data: the eot2024 sitemap stream (../shared/data): its first 500k rows
-# are flushed into seen, then a batch of the next 1.5M rows is flushed,
-# three times each way, alternating.  Then, once each way, a batch of 10M
+# STREAM is a URL stream file (gzipped or not; one URL a line, or
+# pos<TAB>url), by default $SBF_SIEVE_STREAM, else the shipped
+# data/eot2024-sitemaps-300k.txt.gz (the first 300,000 lines of the eot2024
+# sitemap stream).  The figures of docs/benchmarks.md come from the whole
+# stream, eot2024-sitemaps-a-m.txt.gz (2,026,278 URLs: the sitemap URL
+# seeds of hosts a-m of the 2024 End of Term web archive, in file and line
+# order, from github.com/end-of-term/eot2024, seed-lists/sitemap-url-seeds/):
+#
+#   bash bench/sieve_flush.sh /path/to/eot2024-sitemaps-a-m.txt.gz
+#
+# The first quarter of the stream, at most 500,000 rows, is flushed into
+# seen; then a batch of the next rows up to row 2,000,000 (1.5M rows of the
+# whole stream, 225,000 of the shipped slice) is flushed, three times each
+# way, alternating.  Then sieve_flush alone on the first third of that
+# batch and on the batch at work_mem 4MB, and on the rest of the stream
+# and that third at work_mem 64MB.  Then, once each way, a batch of 10M
 # synthetic crawl rows (3.6M distinct URLs, as in bench/marking.sh) against
 # the same seen.  Prints seconds, the ratio, and the peak anonymous RSS of
 # the backend during each flush (sampled every 20 ms from /proc), which
-# excludes shared buffers.  Takes ~10 minutes; SIEVE_10M=0 skips the 10M
-# batch.
+# excludes shared buffers.  Takes ~10 minutes on the whole stream;
+# SIEVE_10M=0 skips the 10M batch.
 . "$(dirname "$0")/lib.sh"
 
-STREAM=${SBF_STREAMS_DIR:-$SBF_ROOT/../shared/data}/eot2024-sitemaps-a-m.txt.gz
+usage() {
+	cat >&2 <<'TXT'
+usage: bash bench/sieve_flush.sh [STREAM]
+  STREAM  a URL stream file (default: $SBF_SIEVE_STREAM, else
+          data/eot2024-sitemaps-300k.txt.gz); docs/benchmarks.md was
+          measured with the whole eot2024-sitemaps-a-m.txt.gz
+TXT
+	rm -rf "$BENCH_TMP"
+	exit 2
+}
+case "${1:-}" in -h | --help) usage ;; esac
+[ $# -le 1 ] || usage
+STREAM=${1:-${SBF_SIEVE_STREAM:-$SBF_ROOT/data/eot2024-sitemaps-300k.txt.gz}}
 REPEAT=${REPEAT:-3}
-[ -r "$STREAM" ] || die "cannot read $STREAM"
+[ -r "$STREAM" ] || { printf 'error: cannot read %s\n' "$STREAM" >&2; usage; }
 
 if [ -z "${SBF_USE_EXISTING:-}" ]; then
 	ensure_packages
@@ -37,8 +63,15 @@ CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
 CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL);
 SQL
 stream_to_copy "$STREAM" | psql -c "\\copy stream FROM STDIN"
-psql <<'SQL'
-INSERT INTO discovered SELECT pos, url FROM stream WHERE pos <= 500000;
+LAST=$(psql -c "SELECT coalesce(max(pos), 0) FROM stream")
+# seen: the first quarter, at most 500,000 rows; the batch: the rows after
+# it up to row 2,000,000; THIRD: the first third of the batch
+SEEN=$((LAST / 4 < 500000 ? LAST / 4 : 500000))
+HI=$((LAST < 2000000 ? LAST : 2000000))
+THIRD=$((SEEN + (HI - SEEN) / 3))
+[ "$SEEN" -gt 0 ] || die "$STREAM holds too few rows ($LAST)"
+psql <<SQL
+INSERT INTO discovered SELECT pos, url FROM stream WHERE pos <= $SEEN;
 SELECT sieve_flush('seen', 'discovered', 'frontier') AS seen_rows \gset
 CREATE TABLE seen_base AS SELECT sig FROM seen;
 VACUUM ANALYZE stream, seen_base;
@@ -47,7 +80,7 @@ SQL
 psql -f "$SBF_ROOT/scripts/plain_sql_flush.sql"
 PLAIN_SQL_FLUSH="CALL plain_sql_flush('seen', 'discovered', 'frontier')"
 
-# reset LO HI: seen = the first 500k rows' signatures, discovered = rows LO..HI
+# reset LO HI: seen = the first SEEN rows' signatures, discovered = rows LO..HI
 reset() {
 	psql <<SQL
 TRUNCATE seen, discovered, frontier;
@@ -64,14 +97,14 @@ run() { measure "SET work_mem = '$1'" "$2"; }
 printf '%-28s %8s %9s %8s %12s\n' "flush" "work_mem" "batch" "seconds" "peak_anon_MB"
 declare -a c_times sql_times
 for i in $(seq 1 "$REPEAT"); do
-	reset 500001 2000000
+	reset $((SEEN + 1)) "$HI"
 	read -r secs peak < <(run 4MB "SELECT sieve_flush('seen', 'discovered', 'frontier')")
 	c_times+=("$secs")
-	printf '%-28s %8s %9s %8s %12.1f\n' "sieve_flush" 4MB 1500000 "$secs" "$(echo "$peak / 1024" | bc -l)"
-	reset 500001 2000000
+	printf '%-28s %8s %9s %8s %12.1f\n' "sieve_flush" 4MB $((HI - SEEN)) "$secs" "$(echo "$peak / 1024" | bc -l)"
+	reset $((SEEN + 1)) "$HI"
 	read -r secs peak < <(run 4MB "$PLAIN_SQL_FLUSH")
 	sql_times+=("$secs")
-	printf '%-28s %8s %9s %8s %12.1f\n' "plain SQL" 4MB 1500000 "$secs" "$(echo "$peak / 1024" | bc -l)"
+	printf '%-28s %8s %9s %8s %12.1f\n' "plain SQL" 4MB $((HI - SEEN)) "$secs" "$(echo "$peak / 1024" | bc -l)"
 done
 
 c=$(median "${c_times[@]}")
@@ -80,7 +113,7 @@ printf '\nmedian of %d: sieve_flush %.2f s, plain SQL %.2f s: sieve_flush is %.2
 	"$REPEAT" "$c" "$s" "$(echo "$s / $c" | bc -l)"
 
 # memory against batch size and work_mem
-for cfg in "500001 1000000 4MB" "500001 2000000 4MB" "500001 2026278 64MB" "500001 1000000 64MB"; do
+for cfg in "$((SEEN + 1)) $THIRD 4MB" "$((SEEN + 1)) $HI 4MB" "$((SEEN + 1)) $LAST 64MB" "$((SEEN + 1)) $THIRD 64MB"; do
 	read -r lo hi wm <<<"$cfg"
 	reset "$lo" "$hi"
 	read -r secs peak < <(run "$wm" "SELECT sieve_flush('seen', 'discovered', 'frontier')")

@@ -99,5 +99,5 @@ SELECT bloom_add(bloom_empty(64, 3), 'a');
 SELECT '\x534246620100030000000000400000000000000000000000000000000000000000000000'::bloom
 	= bloom_empty(64, 3) AS parsed;
 
--- It round-trips exactly through text (binary COPY: test/binary_copy.sh)
+-- It round-trips exactly through text (binary COPY: t/021_binary_copy.pl)
 SELECT filter::text::bloom = filter AS text_round_trip FROM filters;

@@ -91,7 +91,7 @@ stablebloom_test_hash(const StableBloomData *filter, SbfHash hash)
  * PRNG draw per insertion and one or two cache lines touched, instead of P
  * random draws and P cache misses.  The stable point depends only on each
  * cell being decremented with probability P/m per insertion, which holds
- * for any start drawn uniformly; test/stablebloom_accuracy.sh measures the
+ * for any start drawn uniformly; t/011_stablebloom_accuracy.pl measures the
  * false-positive rate against the formula.
  *
  * The filter must be materialized (stablebloom_copy_datum).
