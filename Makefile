@@ -18,7 +18,12 @@ OBJS = \
 	src/stablebloom.o \
 	src/stablebloom_agg.o \
 	src/window.o \
-	src/sieve.o
+	src/sieve.o \
+	src/shared_am.o \
+	src/shared_create.o \
+	src/shared_insert.o \
+	src/shared_page.o \
+	src/shared_read.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of
@@ -27,7 +32,7 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve upgrade
+	stablebloom_errors sieve upgrade shared
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION =
 ISOLATION_OPTS = --load-extension=sbf
@@ -45,7 +50,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
-	src/stablebloom.h src/prng.h src/agg.h
+	src/stablebloom.h src/prng.h src/agg.h src/shared.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck
