@@ -56,6 +56,7 @@ extern const TableAmRoutine sbf_filter_methods;
 /* shared_page.c */
 extern Relation sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode);
 extern void sbf_shared_check_relation(Relation rel);
+extern void sbf_shared_check_recovery(Relation rel);
 extern const SbfSharedMeta *sbf_shared_meta(Relation rel);
 extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 									 const char *relname);

@@ -84,6 +84,7 @@ sbf_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDSCAN | SO_TYPE_TIDRANGESCAN))
 		sbf_am_unsupported("fetching rows by ctid");
 	sbf_shared_check_relation(rel);
+	sbf_shared_check_recovery(rel);
 
 	scan = palloc0(sizeof(SbfScanDescData));
 	scan->base.rs_rd = rel;

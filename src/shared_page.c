@@ -23,6 +23,7 @@
 #include "access/generic_xlog.h"
 #include "access/relation.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -53,10 +54,25 @@ sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a shared filter", RelationGetRelationName(rel)),
 				 errdetail("A shared filter is a table of access method sbf_filter, made by shared_bloom_create or shared_stablebloom_create.")));
+	sbf_shared_check_recovery(rel);
 	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
 	return rel;
+}
+
+/*
+ * An unlogged filter has no pages on a standby (nor during recovery): say
+ * so as the planner does for any unlogged table, rather than fail to open
+ * a file.
+ */
+void
+sbf_shared_check_recovery(Relation rel)
+{
+	if (!RelationNeedsWAL(rel) && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary or unlogged relations during recovery")));
 }
 
 /*
