@@ -34,7 +34,7 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 REGRESS = bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve upgrade shared
 REGRESS_OPTS = --load-extension=sbf
-ISOLATION =
+ISOLATION = shared_concurrency
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

@@ -7,7 +7,8 @@
  * page, so it is atomic: of many sessions adding the same value at once,
  * exactly one is answered false.  Sessions adding values of different
  * pages never wait for each other; the relation itself is only locked in
- * RowExclusiveLock, which adders share.
+ * RowExclusiveLock, which adders share, held to the end of the transaction
+ * as any table's lock is (so DROP TABLE waits for open adders).
  *
  * A batch is processed page by page: the values are sorted by page,
  * stably, and each page is locked and WAL-logged once for all its values,
@@ -176,7 +177,7 @@ sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind)
 	item.page = sbf_shared_page_of(&meta, item.hash);
 	item.index = 0;
 	sbf_add_items(rel, &item, 1, &answer);
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);
 	return answer;
 }
 
@@ -238,7 +239,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 		nitems++;
 	}
 	sbf_add_items(rel, items, nitems, answers);
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);
 
 	result = palloc(sizeof(Datum) * Max(nelems, 1));
 	for (i = 0; i < nelems; i++)

@@ -57,7 +57,7 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 		found = !PageIsNew(page) && sbf_page_test(&meta, sbf_page_block(page), hash);
 		UnlockReleaseBuffer(buf);
 	}
-	relation_close(rel, AccessShareLock);
+	relation_close(rel, NoLock);
 	return found;
 }
 
@@ -200,7 +200,7 @@ shared_info(PG_FUNCTION_ARGS)
 	}
 	appendStringInfo(&buf, ", \"estimated_fpr\": %s}",
 					 float8out_internal(t.fpr_sum / (double) meta.pages));
-	relation_close(rel, AccessShareLock);
+	relation_close(rel, NoLock);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
@@ -262,7 +262,7 @@ shared_bloom_snapshot(PG_FUNCTION_ARGS)
 	filter = bloom_new((int64) meta.cells, meta.hashes, meta.seed, true);
 	filter->flags |= BLOOM_FLAG_BLOCKED;
 	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
-	relation_close(rel, AccessShareLock);
+	relation_close(rel, NoLock);
 	PG_RETURN_POINTER(filter);
 }
 
@@ -287,6 +287,6 @@ shared_stablebloom_snapshot(PG_FUNCTION_ARGS)
 							 (int64) meta.decrements, meta.seed, true);
 	filter->flags |= STABLEBLOOM_FLAG_BLOCKED;
 	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
-	relation_close(rel, AccessShareLock);
+	relation_close(rel, NoLock);
 	PG_RETURN_POINTER(filter);
 }
