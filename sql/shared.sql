@@ -157,6 +157,8 @@ VACUUM FULL batched;
 SELECT shared_contains('batched', '5') AS added_before, shared_contains('batched', 'never added');
 TRUNCATE one_by_one;
 SELECT pg_temp.error_of($$ SELECT shared_test_and_add('one_by_one', 'x') $$);
+VACUUM FULL one_by_one;
+SELECT count(*) FROM one_by_one;
 
 -- Copying a filter's rows into an empty one restores it exactly
 INSERT INTO empty_filter SELECT * FROM links_seen ORDER BY page;

@@ -387,12 +387,16 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *num_tuples, double *tups_vacuumed,
 							  double *tups_recently_dead)
 {
-	SbfSharedMeta meta = *sbf_shared_meta(OldTable);
+	SbfSharedMeta meta;
 	uint64		blkno;
 
 	*num_tuples = 0;
 	*tups_vacuumed = 0;
 	*tups_recently_dead = 0;
+	/* an empty table (truncated, or never given its metapage) stays empty */
+	if (RelationGetNumberOfBlocks(OldTable) == 0)
+		return;
+	meta = *sbf_shared_meta(OldTable);
 	sbf_shared_init_storage(NewTable, &meta);
 	for (blkno = 1; blkno <= meta.pages; blkno++)
 	{
