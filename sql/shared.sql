@@ -83,6 +83,32 @@ SELECT count(*) AS tested,
   FROM (SELECT shared_stablebloom_snapshot('recent') AS s) x,
        LATERAL (SELECT 'u' || g AS v FROM generate_series(1, 20000) g) vals;
 
+-- A snapshot is an ordinary bloom value in the blocked layout: it
+-- round-trips through text, unions with snapshots of the same parameters
+-- (not with a classic filter of as many bits), and can be added to
+SELECT shared_bloom_snapshot('links_seen')::text::bloom = shared_bloom_snapshot('links_seen') AS round_trip;
+SELECT bloom_union(shared_bloom_snapshot('links_seen'), shared_bloom_snapshot('links_seen'))
+       = shared_bloom_snapshot('links_seen') AS union_with_itself;
+SELECT pg_temp.error_of($$ SELECT bloom_union(shared_bloom_snapshot('links_seen'), bloom_empty(9600000, 7)) $$);
+SELECT bloom_contains(bloom_add(shared_bloom_snapshot('links_seen'), 'https://example.com/new'),
+                      'https://example.com/new') AS added_to_snapshot,
+       shared_contains('links_seen', 'https://example.com/new') AS not_to_the_filter;
+
+-- Testing is parallel safe: a parallel worker answers as the leader
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE candidates AS SELECT 'https://example.com/' || g AS url FROM generate_series(1, 20000) g;
+ANALYZE candidates;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM candidates WHERE shared_contains('links_seen', url);
+SELECT count(*) FROM candidates WHERE shared_contains('links_seen', url);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE candidates;
+
 -- A blocked value's bits are whole blocks of 64000 bits
 SELECT pg_temp.error_of($$ SELECT '\x534246620100030002000000400000000000000000000000000000000000000000000000'::bloom $$);
 

@@ -194,8 +194,13 @@ void
 bloom_check_compatible(const BloomData *a, const BloomData *b,
 					   const char *operation)
 {
-	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed ||
-		(a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
+	if ((a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot %s bloom filters with different parameters", operation),
+				 errdetail("One has the blocked layout of a shared filter's snapshot, the other the classic layout."),
+				 errhint("Only filters made with the same bits, hashes, seed and layout can be combined.")));
+	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot %s bloom filters with different parameters", operation),

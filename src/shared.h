@@ -60,7 +60,8 @@ extern void sbf_shared_check_recovery(Relation rel);
 extern const SbfSharedMeta *sbf_shared_meta(Relation rel);
 extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 									 const char *relname);
-extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno);
+extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
+							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
 								 BlockNumber blkno);

@@ -388,6 +388,7 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *tups_recently_dead)
 {
 	SbfSharedMeta meta;
+	BufferAccessStrategy strategy;
 	uint64		blkno;
 
 	*num_tuples = 0;
@@ -398,9 +399,10 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		return;
 	meta = *sbf_shared_meta(OldTable);
 	sbf_shared_init_storage(NewTable, &meta);
+	strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (blkno = 1; blkno <= meta.pages; blkno++)
 	{
-		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno);
+		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
 		PGAlignedBlock copy;
 
 		CHECK_FOR_INTERRUPTS();
@@ -416,6 +418,7 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  sbf_page_block((Page) copy.data));
 		*num_tuples += 1;
 	}
+	FreeAccessStrategy(strategy);
 }
 
 static void

@@ -219,14 +219,15 @@ sbf_shared_block_exists(Relation rel, BlockNumber blkno)
 
 /*
  * A data page to read, pinned (not locked), or InvalidBuffer when it lies
- * past the end of the relation: then it is all zeros.
+ * past the end of the relation: then it is all zeros.  Whoever reads every
+ * page passes a bulk-read strategy, so as not to fill shared buffers.
  */
 Buffer
-sbf_shared_read(Relation rel, BlockNumber blkno)
+sbf_shared_read(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy)
 {
 	if (!sbf_shared_block_exists(rel, blkno))
 		return InvalidBuffer;
-	return ReadBuffer(rel, blkno);
+	return ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 }
 
 /*

@@ -46,7 +46,7 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	SbfHash		hash = sbf_hash_element(value, kind, meta.seed);
-	Buffer		buf = sbf_shared_read(rel, sbf_shared_page_of(&meta, hash));
+	Buffer		buf = sbf_shared_read(rel, sbf_shared_page_of(&meta, hash), NULL);
 	bool		found = false;
 
 	if (BufferIsValid(buf))
@@ -82,9 +82,10 @@ shared_contains_int8(PG_FUNCTION_ARGS)
  * never written); returns whether it was written.
  */
 static bool
-sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest)
+sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
+			   BufferAccessStrategy strategy)
 {
-	Buffer		buf = sbf_shared_read(rel, blkno);
+	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
 	bool		written = false;
 
 	if (BufferIsValid(buf))
@@ -145,6 +146,7 @@ shared_info(PG_FUNCTION_ARGS)
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	bool		bloom = meta.kind == SBF_SHARED_BLOOM;
 	uint8	   *block = palloc(SBF_BLOCK_BYTES);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	SbfInfoTotals t = {0};
 	StringInfoData buf;
 	uint64		blkno;
@@ -152,7 +154,7 @@ shared_info(PG_FUNCTION_ARGS)
 	for (blkno = 1; blkno <= meta.pages; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (sbf_read_block(rel, (BlockNumber) blkno, block))
+		if (sbf_read_block(rel, (BlockNumber) blkno, block, strategy))
 		{
 			t.pages_written++;
 			sbf_info_page(&meta, block, &t);
@@ -200,6 +202,7 @@ shared_info(PG_FUNCTION_ARGS)
 	}
 	appendStringInfo(&buf, ", \"estimated_fpr\": %s}",
 					 float8out_internal(t.fpr_sum / (double) meta.pages));
+	FreeAccessStrategy(strategy);
 	relation_close(rel, NoLock);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
@@ -239,14 +242,16 @@ sbf_snapshot_too_large(Relation rel, const SbfSharedMeta *meta, const char *type
 static void
 sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
 {
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	uint64		blkno;
 
 	for (blkno = 1; blkno <= meta->pages; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		(void) sbf_read_block(rel, (BlockNumber) blkno,
-							  dest + (blkno - 1) * SBF_BLOCK_BYTES);
+							  dest + (blkno - 1) * SBF_BLOCK_BYTES, strategy);
 	}
+	FreeAccessStrategy(strategy);
 }
 
 /* shared_bloom_snapshot(filter regclass) -> bloom */

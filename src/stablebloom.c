@@ -384,7 +384,7 @@ stablebloom_contained_by_int8(PG_FUNCTION_ARGS)
 }
 
 /*
- * Equal: same parameters, insertion count, PRNG state and cells, whether
+ * Equal: same parameters and layout, insertion count, PRNG state and cells, whether
  * all-zero cells are stored in the empty form or not
  */
 static bool
@@ -395,7 +395,8 @@ stablebloom_equal(Datum a_datum, Datum b_datum)
 
 	if (a->hashes != b->hashes || a->max != b->max || a->decrements != b->decrements ||
 		a->cells != b->cells || a->seed != b->seed || a->insertions != b->insertions ||
-		a->prng != b->prng)
+		a->prng != b->prng ||
+		(a->flags & STABLEBLOOM_FLAG_BLOCKED) != (b->flags & STABLEBLOOM_FLAG_BLOCKED))
 		return false;
 	if (STABLEBLOOM_IS_EMPTY(a) || STABLEBLOOM_IS_EMPTY(b))
 		return stablebloom_zero_cells(a) == a->cells && stablebloom_zero_cells(b) == b->cells;
