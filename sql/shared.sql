@@ -174,6 +174,7 @@ SELECT pg_temp.error_of($$ DELETE FROM links_seen $$);
 SELECT pg_temp.error_of($$ CREATE INDEX ON links_seen (page) $$);
 SELECT pg_temp.error_of($$ SELECT * FROM links_seen TABLESAMPLE SYSTEM (10) $$);
 SELECT pg_temp.error_of($$ INSERT INTO links_seen VALUES (1, '\x00') $$);
+SELECT pg_temp.error_of($$ INSERT INTO links_seen SELECT page, data FROM links_seen WHERE page = 1 $$);
 SELECT pg_temp.error_of($$ INSERT INTO links_seen VALUES (0, '\x00') $$);
 SELECT pg_temp.error_of($$ INSERT INTO empty_filter VALUES (1, '\x00') $$);
 VACUUM links_seen;

@@ -286,9 +286,10 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
 }
 
 /*
- * Overwrite a data page with a block and PRNG state (restoring a dump,
- * copying a filter), logged as a full-page image when the relation is
- * WAL-logged.
+ * Fill a data page never written with a block and PRNG state (restoring a
+ * dump, copying a filter), logged as a full-page image when the relation
+ * is WAL-logged.  A written page is never overwritten: INSERT on the table
+ * cannot take values out of a filter.
  */
 void
 sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
@@ -303,6 +304,12 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 	if (RelationNeedsWAL(rel))
 		(void) GetTopTransactionId();
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (!PageIsNew(BufferGetPage(buf)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("page %u of shared filter \"%s\" is already written",
+						blkno, RelationGetRelationName(rel)),
+				 errdetail("Inserting rows only fills pages never written; values are added with shared_test_and_add.")));
 	if (RelationNeedsWAL(rel))
 	{
 		state = GenericXLogStart(rel);
