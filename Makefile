@@ -18,7 +18,12 @@ OBJS = \
 	src/stablebloom.o \
 	src/stablebloom_agg.o \
 	src/window.o \
-	src/sieve.o
+	src/sieve.o \
+	src/shared_am.o \
+	src/shared_create.o \
+	src/shared_insert.o \
+	src/shared_page.o \
+	src/shared_read.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of
@@ -27,10 +32,10 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve
+	stablebloom_errors sieve shared
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
-	sieve_read_committed
+	sieve_read_committed shared_concurrency
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 
@@ -46,7 +51,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
-	src/stablebloom.h src/prng.h src/agg.h
+	src/stablebloom.h src/prng.h src/agg.h src/shared.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

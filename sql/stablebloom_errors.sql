@@ -47,7 +47,7 @@ SELECT stablebloom_add(stablebloom_empty(16, 2, 3, 1), 'x')::text AS good \gset
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '02' from 7 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '00' from 19 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '03' from 21 for 2)));
-SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '02' from 23 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '04' from 23 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '01' from 23 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '11' from 27 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::stablebloom', overlay(:'good' placing '40' from 43 for 2)));

@@ -113,18 +113,25 @@ bloom_validate(const BloomData *filter, int sqlstate)
 				 errmsg("invalid bloom value"),
 				 errdetail("The number of hashes is %u, outside 1..%d.",
 						   (unsigned) filter->hashes, SBF_MAX_HASHES)));
-	if ((filter->flags & ~BLOOM_FLAG_EMPTY) != 0)
+	if ((filter->flags & ~(BLOOM_FLAG_EMPTY | BLOOM_FLAG_BLOCKED)) != 0)
 		ereport(ERROR,
 				(errcode(sqlstate),
 				 errmsg("invalid bloom value"),
 				 errdetail("Unknown flags 0x%x are set.",
-						   (unsigned) (filter->flags & ~BLOOM_FLAG_EMPTY))));
+						   (unsigned) (filter->flags & ~(BLOOM_FLAG_EMPTY | BLOOM_FLAG_BLOCKED)))));
 	if (filter->bits < 1 || filter->bits > BLOOM_MAX_BITS)
 		ereport(ERROR,
 				(errcode(sqlstate),
 				 errmsg("invalid bloom value"),
 				 errdetail("The number of bits is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
 						   filter->bits, BLOOM_MAX_BITS)));
+	if ((filter->flags & BLOOM_FLAG_BLOCKED) != 0 &&
+		filter->bits % SBF_BLOCK_BITS != 0)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid bloom value"),
+				 errdetail("A blocked filter has a whole number of blocks of " UINT64_FORMAT " bits, but it has " UINT64_FORMAT " bits.",
+						   SBF_BLOCK_BITS, filter->bits)));
 	if (BLOOM_IS_EMPTY(filter))
 	{
 		if (size != BLOOM_HEADER_SIZE)
@@ -170,7 +177,13 @@ bloom_copy_datum(Datum datum)
 	Bloom		filter = bloom_from_datum(datum);
 
 	if (BLOOM_IS_EMPTY(filter))
-		return bloom_new((int64) filter->bits, filter->hashes, filter->seed, true);
+	{
+		Bloom		copy = bloom_new((int64) filter->bits, filter->hashes,
+									 filter->seed, true);
+
+		copy->flags |= filter->flags & BLOOM_FLAG_BLOCKED;
+		return copy;
+	}
 	/* detoasting already made a private copy, or the value is in memory */
 	if ((Pointer) filter != DatumGetPointer(datum))
 		return filter;
@@ -181,6 +194,12 @@ void
 bloom_check_compatible(const BloomData *a, const BloomData *b,
 					   const char *operation)
 {
+	if ((a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot %s bloom filters with different parameters", operation),
+				 errdetail("One has the blocked layout of a shared filter's snapshot, the other the classic layout."),
+				 errhint("Only filters made with the same bits, hashes, seed and layout can be combined.")));
 	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -430,7 +449,8 @@ bloom_equal(Datum a_datum, Datum b_datum)
 	Bloom		a = bloom_from_datum(a_datum);
 	Bloom		b = bloom_from_datum(b_datum);
 
-	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed)
+	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed ||
+		(a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
 		return false;
 	if (BLOOM_IS_EMPTY(a) || BLOOM_IS_EMPTY(b))
 		return bloom_bits_set(a) == 0 && bloom_bits_set(b) == 0;

@@ -31,19 +31,42 @@ extern void bloom_union_into(Bloom target, const BloomData *source);
 extern void bloom_intersect_into(Bloom target, const BloomData *source);
 extern uint64 bloom_bits_set(const BloomData *filter);
 
+/*
+ * Where the k probes of an element go: the whole filter, or in the blocked
+ * layout (BLOOM_FLAG_BLOCKED) the SBF_BLOCK_BITS bits of its block.
+ */
+static inline void
+bloom_probe_span(const BloomData *filter, SbfHash hash, uint64 *base,
+				 uint64 *span)
+{
+	if ((filter->flags & BLOOM_FLAG_BLOCKED) != 0)
+	{
+		*base = sbf_block_of(hash, filter->bits / SBF_BLOCK_BITS) * SBF_BLOCK_BITS;
+		*span = SBF_BLOCK_BITS;
+	}
+	else
+	{
+		*base = 0;
+		*span = filter->bits;
+	}
+}
+
 /* Test the k bits of one element */
 static inline bool
 bloom_test_hash(const BloomData *filter, SbfHash hash)
 {
 	SbfProbe	probe;
+	uint64		base;
+	uint64		span;
 	int			i;
 
 	if (BLOOM_IS_EMPTY(filter))
 		return false;
+	bloom_probe_span(filter, hash, &base, &span);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 	{
-		uint64		bit = sbf_probe_next(&probe, filter->bits);
+		uint64		bit = base + sbf_probe_next(&probe, span);
 
 		if ((filter->words[bit >> 6] & (UINT64CONST(1) << (bit & 63))) == 0)
 			return false;
@@ -59,15 +82,18 @@ static inline bool
 bloom_add_hash(Bloom filter, SbfHash hash)
 {
 	SbfProbe	probe;
+	uint64		base;
+	uint64		span;
 	bool		present = true;
 	int			i;
 
 	Assert(!BLOOM_IS_EMPTY(filter));
 	Assert(filter->hashes >= 1 && filter->hashes <= SBF_MAX_HASHES);
+	bloom_probe_span(filter, hash, &base, &span);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
 	{
-		uint64		bit = sbf_probe_next(&probe, filter->bits);
+		uint64		bit = base + sbf_probe_next(&probe, span);
 		uint64		mask = UINT64CONST(1) << (bit & 63);
 
 		Assert(bit < filter->bits);

@@ -26,6 +26,7 @@
 
 #include "postgres.h"
 
+#include "storage/block.h"
 #include "utils/memutils.h"
 
 #ifdef WORDS_BIGENDIAN
@@ -89,6 +90,14 @@ typedef struct BloomData
 
 /* flags: no words stored, every bit is zero */
 #define BLOOM_FLAG_EMPTY		0x0001
+/*
+ * flags: the blocked layout of a shared filter (shared_bloom_snapshot): the
+ * bits are bits / SBF_BLOCK_BITS blocks of SBF_BLOCK_BITS bits, and all k
+ * probes of an element fall in one block (see sbf_block_of in hash.h).
+ * bits is then a multiple of SBF_BLOCK_BITS.  1.0 refuses such a value
+ * (unknown flag) rather than probing it the classic way.
+ */
+#define BLOOM_FLAG_BLOCKED		0x0002
 
 typedef BloomData *Bloom;
 
@@ -151,6 +160,13 @@ typedef StableBloomData *StableBloom;
 
 /* flags: no cells stored, every cell is zero */
 #define STABLEBLOOM_FLAG_EMPTY	0x0001
+/*
+ * flags: the blocked layout of a shared filter (shared_stablebloom_snapshot):
+ * blocks of SBF_BLOCK_BITS / cell_bits cells; the k probes and the P
+ * decrements of an insertion stay in the element's block.  cells is a
+ * multiple of the cells per block, and decrements at most that many.
+ */
+#define STABLEBLOOM_FLAG_BLOCKED	0x0002
 
 #define STABLEBLOOM_HEADER_SIZE	offsetof(StableBloomData, words)
 #define STABLEBLOOM_WORDS(cells, cell_bits) \
@@ -160,5 +176,65 @@ typedef StableBloomData *StableBloom;
 /* The largest number of cells of b bits that fits 1 GB */
 #define STABLEBLOOM_MAX_CELLS(cell_bits) \
 	((uint64) ((MaxAllocSize - STABLEBLOOM_HEADER_SIZE) / sizeof(uint64)) * 64 / (cell_bits))
+
+/*
+ * Shared filters (shared_bloom_create, shared_stablebloom_create; see
+ * docs/format.md): a relation of the table access method sbf_filter.
+ * Block 0 is the metapage, blocks 1..pages the data pages.  Every page has
+ * the standard page layout (so checksums, full-page images and generic WAL
+ * handle it as any page) with an SbfPageOpaque as its special space.
+ *
+ * A data page holds one block of the blocked layout: SBF_BLOCK_BYTES bytes
+ * right after the page header, bit (or cell) i of the block at bit i (i*b)
+ * of that little-endian bit string, as in the value types.  pd_lower is
+ * set to the end of the block, so that the hole of a full-page image
+ * never covers it.  An element's block is sbf_block_of(hash, pages): data
+ * page 1 + that.  A data page that is all zeros (PageIsNew: never written,
+ * a hole of the sparse file, or past its end) reads as an all-zero block.
+ *
+ * The block is a fixed 8000 bytes whatever BLCKSZ, so that a filter's
+ * answers do not depend on the server's page size and a snapshot (a value)
+ * means the same everywhere; BLCKSZ below 8 kB is refused at compile time.
+ */
+#define SBF_MAGIC_SHARED		0x68464253	/* "SBFh" */
+#define SBF_SHARED_VERSION		1
+#define SBF_SHARED_BLOOM		1
+#define SBF_SHARED_STABLEBLOOM	2
+
+#define SBF_BLOCK_BYTES			8000
+#define SBF_BLOCK_BITS			((uint64) SBF_BLOCK_BYTES * 8)
+
+/* The metapage's contents (at PageGetContents of block 0), 64 bytes */
+typedef struct SbfSharedMeta
+{
+	uint32		magic;			/* SBF_MAGIC_SHARED */
+	uint16		version;		/* SBF_SHARED_VERSION */
+	uint16		kind;			/* SBF_SHARED_BLOOM or SBF_SHARED_STABLEBLOOM */
+	uint16		hashes;			/* k, 1..SBF_MAX_HASHES */
+	uint8		max;			/* Max of a cell: 1 for bloom */
+	uint8		cell_bits;		/* bits per cell: 1 for bloom, 1/2/4/8 */
+	uint32		block_bits;		/* bits of one data page: SBF_BLOCK_BITS */
+	uint64		pages;			/* data pages (blocks 1..pages) */
+	uint64		cells;			/* bits (bloom) or cells in all: pages *
+								 * cells per page */
+	uint64		decrements;		/* P per insertion, in the element's page; 0
+								 * for bloom */
+	uint64		seed;			/* of XXH3-128 and of the pages' PRNGs */
+	int64		capacity;		/* bloom: capacity asked; stable: cells asked */
+	float8		fpr;			/* false-positive rate asked */
+} SbfSharedMeta;
+
+/*
+ * The special space of every page.  prng: the SplitMix64 state of a data
+ * page of a stable filter, seeded at the page's first write with
+ * sbf_shared_page_seed(seed, block); 0 in bloom pages and the metapage.
+ */
+typedef struct SbfPageOpaque
+{
+	uint64		prng;
+} SbfPageOpaque;
+
+/* The largest number of data pages: BlockNumber is 32 bits */
+#define SBF_SHARED_MAX_PAGES	((uint64) MaxBlockNumber - 1)
 
 #endif							/* SBF_FORMAT_H */

@@ -75,4 +75,16 @@ sbf_probe_next(SbfProbe *probe, uint64 m)
 	return idx;
 }
 
+/*
+ * The block of an element in the blocked layout of a shared filter (and of
+ * its snapshots): fastrange of h2 over the number of blocks (Lemire 2019),
+ * ((uint128) h2 * blocks) >> 64, uniform and without a division.  The k
+ * probes are then sbf_probe_next(..., bits of one block) inside it.
+ */
+static inline uint64
+sbf_block_of(SbfHash hash, uint64 blocks)
+{
+	return (uint64) (((unsigned __int128) hash.h2 * blocks) >> 64);
+}
+
 #endif							/* SBF_HASH_H */

@@ -19,6 +19,13 @@
  *	  agg.h			helpers shared by the aggregates
  *	  window.c		is_duplicate(value, filter) OVER (...)
  *	  sieve.c		sieve_flush, the offline sieve
+ *	  shared.h		shared filters: the page access API and page-level
+ *					test and add (the filter in the pages of a table)
+ *	  shared_am.c	the sbf_filter table access method: rows for COPY
+ *	  shared_create.c	shared_*_create: metapage, sparse size, init fork
+ *	  shared_page.c	opening a filter, its cached metapage, data pages
+ *	  shared_insert.c	shared_test_and_add and its generic WAL
+ *	  shared_read.c	shared_contains, shared_info, the snapshots
  *
  *-------------------------------------------------------------------------
  */

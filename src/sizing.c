@@ -13,6 +13,20 @@
  *	  fpr p at capacity n needs
  *		  m = -n ln p / (ln 2)^2	bits.
  *
+ * Blocked Bloom filter (Putze, Sanders & Singler 2007, "Cache-, Hash- and
+ * Space-Efficient Bloom Filters", section 3), the layout of shared
+ * filters: the m bits are b blocks of B bits and all k probes of an
+ * element fall in one block, chosen uniformly.  The number of elements in
+ * one block is then Binomial(n, 1/b), close to Poisson(lambda = n / b), and
+ * a block holding i elements answers a false positive with the classic
+ * rate of B bits after i insertions, so
+ *		  fpr = sum over i >= 0 of  e^-lambda lambda^i / i!  (1 - e^(-k i / B))^k.
+ * Fuller blocks cost more than emptier ones save, so this exceeds the
+ * classic (1 - e^(-k n / m))^k for the same m; the paper's table 1 shows
+ * the gap shrinking as B grows.  sbf_blocked_bloom_pages starts from the
+ * classic m and k and adds whole blocks until the sum is at most the fpr
+ * asked for at capacity.
+ *
  * The Stable Bloom filter's formulas are further down.
  *
  *-------------------------------------------------------------------------
@@ -113,6 +127,81 @@ double
 bloom_fpr_after(uint64 bits, int hashes, double n)
 {
 	return pow(1.0 - exp(-(double) hashes * n / (double) bits), hashes);
+}
+
+/*
+ * The blocked layout's expected false-positive rate (Putze et al. 2007, see
+ * the top of this file) with n elements in "blocks" blocks of
+ * SBF_BLOCK_BITS bits.  The Poisson terms are summed where they matter,
+ * within 12 standard deviations of lambda.
+ */
+double
+sbf_blocked_fpr(uint64 blocks, int hashes, double n)
+{
+	double		lambda = n / (double) blocks;
+	double		spread = 12.0 * sqrt(lambda) + 12.0;
+	double		lo = floor(fmax(0.0, lambda - spread));
+	double		hi = ceil(lambda + spread);
+	double		sum = 0.0;
+	double		i;
+
+	if (lambda <= 0.0)
+		return 0.0;
+	for (i = lo; i <= hi; i += 1.0)
+	{
+		double		pmf = exp(i * log(lambda) - lambda - lgamma(i + 1.0));
+
+		sum += pmf * bloom_fpr_after(SBF_BLOCK_BITS, hashes, i);
+	}
+	return sum;
+}
+
+/*
+ * The data pages (blocks) and hashes of a shared bloom filter for capacity
+ * elements at false-positive rate fpr: the classic m and k, then the
+ * fewest whole blocks that bring the blocked rate to fpr (by doubling,
+ * then bisection: the rate falls as blocks are added).
+ */
+uint64
+sbf_blocked_bloom_pages(int64 capacity, double fpr, int *hashes)
+{
+	double		bits;
+	uint64		lo;
+	uint64		hi;
+
+	sbf_check_capacity(capacity);
+	sbf_check_fpr(fpr);
+	bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
+	*hashes = (int) fmin(fmax(round(bits / (double) capacity * M_LN2), 1.0),
+						 SBF_MAX_HASHES);
+
+	lo = (uint64) fmin(fmax(1.0, ceil(bits / (double) SBF_BLOCK_BITS)),
+					   (double) SBF_SHARED_MAX_PAGES + 1.0);
+	hi = lo;
+	while (hi > SBF_SHARED_MAX_PAGES ||
+		   sbf_blocked_fpr(hi, *hashes, (double) capacity) > fpr)
+	{
+		if (hi >= SBF_SHARED_MAX_PAGES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a shared bloom filter for " INT64_FORMAT " elements at false-positive rate %g is too large",
+							capacity, fpr),
+					 errdetail("A shared filter has at most " UINT64_FORMAT " data pages of %d bytes.",
+							   SBF_SHARED_MAX_PAGES, SBF_BLOCK_BYTES),
+					 errhint("Split the elements over several filters, or accept a higher false-positive rate.")));
+		lo = hi + 1;
+		hi = Min(hi * 2, SBF_SHARED_MAX_PAGES);
+	}
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (sbf_blocked_fpr(mid, *hashes, (double) capacity) > fpr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return hi;
 }
 
 /* A bit count that a bloom value can hold: 1 .. BLOOM_MAX_BITS */

@@ -131,9 +131,9 @@ stablebloom_validate_header(const StableBloomData *filter, int sqlstate)
 		STABLEBLOOM_INVALID("Cells of max %u take %d bits, but the value says %u.",
 							(unsigned) filter->max, stablebloom_cell_bits(filter->max),
 							(unsigned) filter->cell_bits);
-	if ((filter->flags & ~STABLEBLOOM_FLAG_EMPTY) != 0)
+	if ((filter->flags & ~(STABLEBLOOM_FLAG_EMPTY | STABLEBLOOM_FLAG_BLOCKED)) != 0)
 		STABLEBLOOM_INVALID("Unknown flags 0x%x are set.",
-							(unsigned) (filter->flags & ~STABLEBLOOM_FLAG_EMPTY));
+							(unsigned) (filter->flags & ~(STABLEBLOOM_FLAG_EMPTY | STABLEBLOOM_FLAG_BLOCKED)));
 	if (filter->cells <= filter->hashes ||
 		filter->cells > STABLEBLOOM_MAX_CELLS(filter->cell_bits))
 		STABLEBLOOM_INVALID("The number of cells is " UINT64_FORMAT ", outside %u.." UINT64_FORMAT ".",
@@ -142,6 +142,12 @@ stablebloom_validate_header(const StableBloomData *filter, int sqlstate)
 	if (filter->decrements > filter->cells)
 		STABLEBLOOM_INVALID("The number of decrements is " UINT64_FORMAT ", more than the " UINT64_FORMAT " cells.",
 							filter->decrements, filter->cells);
+	if ((filter->flags & STABLEBLOOM_FLAG_BLOCKED) != 0 &&
+		(filter->cells % STABLEBLOOM_BLOCK_CELLS(filter) != 0 ||
+		 filter->decrements > STABLEBLOOM_BLOCK_CELLS(filter)))
+		STABLEBLOOM_INVALID("A blocked filter has a whole number of blocks of " UINT64_FORMAT " cells and at most that many decrements, but it has " UINT64_FORMAT " cells and " UINT64_FORMAT " decrements.",
+							STABLEBLOOM_BLOCK_CELLS(filter), filter->cells,
+							filter->decrements);
 	if (STABLEBLOOM_IS_EMPTY(filter))
 	{
 		if (size != STABLEBLOOM_HEADER_SIZE)
@@ -378,7 +384,7 @@ stablebloom_contained_by_int8(PG_FUNCTION_ARGS)
 }
 
 /*
- * Equal: same parameters, insertion count, PRNG state and cells, whether
+ * Equal: same parameters and layout, insertion count, PRNG state and cells, whether
  * all-zero cells are stored in the empty form or not
  */
 static bool
@@ -389,7 +395,8 @@ stablebloom_equal(Datum a_datum, Datum b_datum)
 
 	if (a->hashes != b->hashes || a->max != b->max || a->decrements != b->decrements ||
 		a->cells != b->cells || a->seed != b->seed || a->insertions != b->insertions ||
-		a->prng != b->prng)
+		a->prng != b->prng ||
+		(a->flags & STABLEBLOOM_FLAG_BLOCKED) != (b->flags & STABLEBLOOM_FLAG_BLOCKED))
 		return false;
 	if (STABLEBLOOM_IS_EMPTY(a) || STABLEBLOOM_IS_EMPTY(b))
 		return stablebloom_zero_cells(a) == a->cells && stablebloom_zero_cells(b) == b->cells;

@@ -1,0 +1,210 @@
+--
+-- Shared filters: one filter in the pages of its own table, that every
+-- session tests and adds to in place.
+--
+
+CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	detail text;
+BEGIN
+	EXECUTE query;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RETURN SQLSTATE || ': ' || SQLERRM || coalesce(E'\n       ' || nullif(detail, ''), '');
+END $$;
+
+-- A shared Bloom filter for a million URLs at 1% false positives: a table
+-- owned by its creator, of access method sbf_filter
+SELECT shared_bloom_create('links_seen', 1000000, 0.01);
+SELECT c.relname, a.amname, c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS owned,
+       c.relpersistence
+  FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid = 'links_seen'::regclass;
+SELECT shared_info('links_seen');
+
+-- Test and add: false the first time, true after; contains only tests
+SELECT shared_test_and_add('links_seen', 'https://example.com/a');
+SELECT shared_test_and_add('links_seen', 'https://example.com/a');
+SELECT shared_contains('links_seen', 'https://example.com/a'),
+       shared_contains('links_seen', 'https://example.com/b');
+-- text and bytea of the same bytes are the same value; bigint is its own
+SELECT shared_contains('links_seen', convert_to('https://example.com/a', 'UTF8'));
+SELECT shared_test_and_add('links_seen', 42::bigint), shared_test_and_add('links_seen', 42::bigint);
+-- NULL is never seen and never added
+SELECT shared_test_and_add('links_seen', NULL::text) IS NULL AS null_answer,
+       shared_contains('links_seen', NULL::text) IS NULL AS null_contains;
+
+-- Batches: answers in input order, a repeat inside the batch is seen,
+-- NULL elements are answered NULL
+SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/a', 'https://example.com/c',
+                                         NULL, 'https://example.com/c', 'https://example.com/d']);
+SELECT shared_test_and_add('links_seen', ARRAY[42, 43, 43, NULL]::bigint[]);
+SELECT shared_test_and_add('links_seen', '{}'::text[]);
+
+-- A batch answers exactly as the same values added one by one
+SELECT shared_bloom_create('one_by_one', 1000, 0.01);
+SELECT shared_bloom_create('batched', 1000, 0.01);
+SELECT count(*) AS values_compared,
+       count(*) FILTER (WHERE one <> batch) AS differences,
+       count(*) FILTER (WHERE one) AS seen
+  FROM (SELECT g, shared_test_and_add('one_by_one', (g % 700)::text) AS one
+          FROM generate_series(1, 1000) g) a
+  JOIN (SELECT g, batch
+          FROM unnest(shared_test_and_add('batched',
+                        (SELECT array_agg((g % 700)::text ORDER BY g)
+                           FROM generate_series(1, 1000) g)))
+               WITH ORDINALITY AS u(batch, g)) b USING (g);
+
+-- Fill a little and look: every page is read to count the bits
+SELECT count(*) FILTER (WHERE NOT seen) AS added
+  FROM unnest(shared_test_and_add('links_seen',
+         (SELECT array_agg('https://example.com/' || g) FROM generate_series(1, 10000) g))) AS seen;
+SELECT shared_info('links_seen') - 'size_bytes';
+
+-- The snapshot is a bloom value that answers exactly as the shared filter
+SELECT bloom_info(shared_bloom_snapshot('links_seen')) ->> 'bits' AS snapshot_bits;
+SELECT count(*) AS tested,
+       count(*) FILTER (WHERE bloom_contains(s, v) <> shared_contains('links_seen', v)) AS differences,
+       count(*) FILTER (WHERE shared_contains('links_seen', v)) AS present
+  FROM (SELECT shared_bloom_snapshot('links_seen') AS s) x,
+       LATERAL (SELECT 'https://example.com/' || g AS v FROM generate_series(1, 20000) g) vals;
+
+-- A shared Stable Bloom filter: cells of 0..max, P decrements per insertion
+SELECT shared_stablebloom_create('recent', 100000, 0.01, 3, max => 3);
+SELECT shared_info('recent');
+SELECT shared_test_and_add('recent', 'x'), shared_test_and_add('recent', 'x'),
+       shared_contains('recent', 'x');
+SELECT count(*) FILTER (WHERE seen) AS seen_again
+  FROM unnest(shared_test_and_add('recent',
+         (SELECT array_agg('u' || (g % 5000)) FROM generate_series(1, 20000) g))) AS seen;
+SELECT count(*) AS tested,
+       count(*) FILTER (WHERE stablebloom_contains(s, v) <> shared_contains('recent', v)) AS differences
+  FROM (SELECT shared_stablebloom_snapshot('recent') AS s) x,
+       LATERAL (SELECT 'u' || g AS v FROM generate_series(1, 20000) g) vals;
+
+-- A snapshot is an ordinary bloom value in the blocked layout: it
+-- round-trips through text, unions with snapshots of the same parameters
+-- (not with a classic filter of as many bits), and can be added to
+SELECT shared_bloom_snapshot('links_seen')::text::bloom = shared_bloom_snapshot('links_seen') AS round_trip;
+SELECT bloom_union(shared_bloom_snapshot('links_seen'), shared_bloom_snapshot('links_seen'))
+       = shared_bloom_snapshot('links_seen') AS union_with_itself;
+SELECT pg_temp.error_of($$ SELECT bloom_union(shared_bloom_snapshot('links_seen'), bloom_empty(9600000, 7)) $$);
+SELECT bloom_contains(bloom_add(shared_bloom_snapshot('links_seen'), 'https://example.com/new'),
+                      'https://example.com/new') AS added_to_snapshot,
+       shared_contains('links_seen', 'https://example.com/new') AS not_to_the_filter;
+
+-- Testing is parallel safe: a parallel worker answers as the leader
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE candidates AS SELECT 'https://example.com/' || g AS url FROM generate_series(1, 20000) g;
+ANALYZE candidates;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM candidates WHERE shared_contains('links_seen', url);
+SELECT count(*) FROM candidates WHERE shared_contains('links_seen', url);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE candidates;
+
+-- A blocked value's bits are whole blocks of 64000 bits
+SELECT pg_temp.error_of($$ SELECT '\x534246620100030002000000400000000000000000000000000000000000000000000000'::bloom $$);
+
+-- The snapshot function must match the kind
+SELECT pg_temp.error_of($$ SELECT shared_bloom_snapshot('recent') $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_snapshot('links_seen') $$);
+
+-- Privileges: SELECT to test, UPDATE to add
+CREATE ROLE sbf_shared_reader;
+GRANT SELECT ON links_seen TO sbf_shared_reader;
+SET ROLE sbf_shared_reader;
+SELECT shared_contains('links_seen', 'https://example.com/a');
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', 'https://example.com/z') $$);
+SELECT pg_temp.error_of($$ SELECT shared_contains('recent', 'x') $$);
+RESET ROLE;
+SELECT shared_contains('links_seen', 'https://example.com/z');
+
+-- A read-only transaction may test but not add, as with nextval()
+BEGIN READ ONLY;
+SELECT shared_contains('links_seen', 'https://example.com/a');
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', 'https://example.com/z') $$);
+ROLLBACK;
+
+-- A rolled-back transaction's values stay (a filter cannot forget): only
+-- more false positives, never fewer answers
+BEGIN;
+SELECT shared_test_and_add('links_seen', 'https://example.com/rolled-back');
+ROLLBACK;
+SELECT shared_contains('links_seen', 'https://example.com/rolled-back');
+
+-- Bad parameters
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 0, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', -5, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 1000, 0) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 1000, 1) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 1000, 'NaN') $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 9000000000000000000, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('bad', 0, 0.01, 3) $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('bad', 1000, 0.01, 0) $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('bad', 1000, 0.01, 3, max => 256) $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('bad', 1000, 1.5, 3) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('links_seen', 1000, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('no_such_schema.f', 1000, 0.01) $$);
+SELECT to_regclass('bad') IS NULL AS nothing_left_behind;
+
+-- Not a shared filter, a dropped one
+CREATE TABLE plain (page bigint, data bytea);
+SELECT pg_temp.error_of($$ SELECT shared_contains('plain', 'x') $$);
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('pg_class', 'x') $$);
+SELECT pg_temp.error_of($$ SELECT shared_info(2147483647::oid::regclass) $$);
+DROP TABLE plain;
+-- A table of the access method without a metapage, or with other columns
+CREATE TABLE empty_filter (page bigint, data bytea) USING sbf_filter;
+SELECT pg_temp.error_of($$ SELECT shared_contains('empty_filter', 'x') $$);
+SELECT count(*) FROM empty_filter;
+SELECT pg_temp.error_of($$ CREATE TABLE odd (a int) USING sbf_filter $$);
+
+-- The table's rows are its pages (for COPY and pg_dump); it changes only
+-- through shared_test_and_add
+SELECT page, length(data) FROM links_seen ORDER BY page LIMIT 3;
+SELECT pg_temp.error_of($$ UPDATE links_seen SET page = 1 $$);
+SELECT pg_temp.error_of($$ DELETE FROM links_seen $$);
+SELECT pg_temp.error_of($$ CREATE INDEX ON links_seen (page) $$);
+SELECT pg_temp.error_of($$ SELECT * FROM links_seen TABLESAMPLE SYSTEM (10) $$);
+SELECT pg_temp.error_of($$ INSERT INTO links_seen VALUES (1, '\x00') $$);
+SELECT pg_temp.error_of($$ INSERT INTO links_seen SELECT page, data FROM links_seen WHERE page = 1 $$);
+SELECT pg_temp.error_of($$ INSERT INTO links_seen VALUES (0, '\x00') $$);
+SELECT pg_temp.error_of($$ INSERT INTO empty_filter VALUES (1, '\x00') $$);
+VACUUM links_seen;
+ANALYZE links_seen;
+-- VACUUM FULL rewrites the filter as it is; TRUNCATE empties it of its metapage too
+VACUUM FULL batched;
+SELECT shared_contains('batched', '5') AS added_before, shared_contains('batched', 'never added');
+TRUNCATE one_by_one;
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('one_by_one', 'x') $$);
+VACUUM FULL one_by_one;
+SELECT count(*) FROM one_by_one;
+
+-- Copying a filter's rows into an empty one restores it exactly
+INSERT INTO empty_filter SELECT * FROM links_seen ORDER BY page;
+SELECT count(*) FILTER (WHERE shared_contains('links_seen', v) <> shared_contains('empty_filter', v)) AS differences
+  FROM (SELECT 'https://example.com/' || g AS v FROM generate_series(1, 20000) g) vals;
+
+-- An unlogged filter, and a filter in a schema
+SELECT shared_bloom_create('fast', 1000, 0.01, unlogged => true);
+SELECT relpersistence FROM pg_class WHERE oid = 'fast'::regclass;
+SELECT shared_info('fast') -> 'logged' AS logged;
+CREATE SCHEMA crawl;
+SELECT shared_bloom_create('crawl."Frontier seen"', 1000, 0.01, 7);
+SELECT shared_test_and_add('crawl."Frontier seen"', 'x'), shared_contains('crawl."Frontier seen"', 'x');
+
+-- DROP, then the filter is gone
+SELECT 'links_seen'::regclass::oid AS seen_oid \gset
+DROP TABLE links_seen;
+SELECT regexp_replace(pg_temp.error_of(format($$ SELECT shared_contains(%s::oid::regclass, 'x') $$, :seen_oid)),
+                      'OID \d+', 'OID n');
+DROP TABLE one_by_one, batched, recent, empty_filter, fast;
+DROP SCHEMA crawl CASCADE;
+DROP ROLE sbf_shared_reader;

@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.h
+ *	  Shared filters: the page access API shared by the table access method
+ *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c)
+ *	  and reading (shared_read.c).
+ *
+ * A shared filter is a table of access method sbf_filter whose pages are
+ * the filter's own (layout in format.h and docs/format.md).  All k probes
+ * of an element fall in one data page, so testing an element is one
+ * buffer share-locked and adding it one buffer locked exclusively.
+ *
+ * The metapage never changes after creation, so each backend reads it once
+ * and keeps it in the relcache entry's rd_amcache, with the number of
+ * blocks it last saw (a probe of a page below it costs no lseek).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_SHARED_H
+#define SBF_SHARED_H
+
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/acl.h"
+#include "utils/rel.h"
+
+#include "format.h"
+#include "hash.h"
+#include "prng.h"
+#include "stablebloom.h"
+
+StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + SBF_BLOCK_BYTES +
+				 MAXALIGN(sizeof(SbfPageOpaque)) <= BLCKSZ,
+				 "a shared filter's block must fit a page");
+StaticAssertDecl(sizeof(SbfSharedMeta) == 64,
+				 "the metapage's contents are 64 bytes");
+
+/* The metapage, and the data pages 1..pages */
+#define SBF_METAPAGE_BLKNO		0
+
+/* A data row of the table (COPY, pg_dump): the PRNG state, then the block */
+#define SBF_ROW_DATA_SIZE		(sizeof(uint64) + SBF_BLOCK_BYTES)
+
+/* What rd_amcache holds */
+typedef struct SbfSharedCache
+{
+	SbfSharedMeta meta;
+	BlockNumber nblocks;		/* relation size last seen */
+} SbfSharedCache;
+
+extern const TableAmRoutine sbf_filter_methods;
+
+/* shared_page.c */
+extern Relation sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode);
+extern void sbf_shared_check_relation(Relation rel);
+extern void sbf_shared_check_recovery(Relation rel);
+extern const SbfSharedMeta *sbf_shared_meta(Relation rel);
+extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
+									 const char *relname);
+extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
+							  BufferAccessStrategy strategy);
+extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
+extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
+								 BlockNumber blkno);
+extern void sbf_shared_write_page(Relation rel, BlockNumber blkno,
+								  uint64 prng, const uint8 *block);
+extern bool sbf_block_is_zero(const uint8 *block);
+
+/* shared_create.c */
+extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
+
+/* The data page of an element: page 1 + its block */
+static inline BlockNumber
+sbf_shared_page_of(const SbfSharedMeta *meta, SbfHash hash)
+{
+	return (BlockNumber) (1 + sbf_block_of(hash, meta->pages));
+}
+
+static inline uint64
+sbf_shared_page_cells(const SbfSharedMeta *meta)
+{
+	return meta->block_bits / meta->cell_bits;
+}
+
+static inline uint8 *
+sbf_page_block(Page page)
+{
+	return (uint8 *) PageGetContents(page);
+}
+
+static inline SbfPageOpaque *
+sbf_page_opaque(Page page)
+{
+	return (SbfPageOpaque *) PageGetSpecialPointer(page);
+}
+
+/* All k probed cells (bits) of the element's page are non-zero */
+static inline bool
+sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
+{
+	uint64		span = sbf_shared_page_cells(meta);
+	SbfProbe	probe;
+	int			i;
+
+	sbf_probe_init(&probe, hash);
+	for (i = 0; i < meta->hashes; i++)
+		if (sbf_cell_get(block, meta->cell_bits, sbf_probe_next(&probe, span)) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * One insertion into the element's page; returns whether all k cells were
+ * non-zero before.  For bloom (max 1, 1-bit cells, no decrements) this sets
+ * k bits.  For the stable kind it is Deng & Rafiei's insertion confined to
+ * the page (see stablebloom_add_hash): the P decremented cells are
+ * consecutive, mod the page's cells, from a start drawn from the page's
+ * own PRNG, so one insertion touches one page.
+ */
+static inline bool
+sbf_page_add(const SbfSharedMeta *meta, uint8 *block, SbfPageOpaque *opaque,
+			 SbfHash hash)
+{
+	uint64		probes[SBF_MAX_HASHES];
+	uint64		span = sbf_shared_page_cells(meta);
+	bool		present = true;
+	SbfProbe	probe;
+	int			i;
+
+	sbf_probe_init(&probe, hash);
+	for (i = 0; i < meta->hashes; i++)
+	{
+		probes[i] = sbf_probe_next(&probe, span);
+		if (present && sbf_cell_get(block, meta->cell_bits, probes[i]) == 0)
+			present = false;
+	}
+
+	if (meta->decrements > 0)
+	{
+		uint64		cell = prng_below(splitmix64_next(&opaque->prng), span);
+		uint64		j;
+
+		for (j = 0; j < meta->decrements; j++)
+		{
+			uint32		v = sbf_cell_get(block, meta->cell_bits, cell);
+
+			if (v > 0)
+				sbf_cell_set(block, meta->cell_bits, cell, v - 1);
+			if (++cell == span)
+				cell = 0;
+		}
+	}
+
+	for (i = 0; i < meta->hashes; i++)
+		sbf_cell_set(block, meta->cell_bits, probes[i], meta->max);
+	return present;
+}
+
+#endif							/* SBF_SHARED_H */

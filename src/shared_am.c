@@ -1,0 +1,689 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_am.c
+ *	  The table access method sbf_filter: a shared filter as a table.
+ *
+ * Making a shared filter a table (CREATE TABLE ... USING sbf_filter) gives
+ * it everything a database object has: an owner, GRANT and REVOKE, DROP,
+ * schemas, \d, dependencies, UNLOGGED, and pg_dump.  Its pages are the
+ * filter's own (see format.h); this file only maps them to rows so that
+ * COPY, and so pg_dump and pg_restore, can move a filter:
+ *
+ *	- a scan yields one row (page, data) per materialized page: page 0 with
+ *	  the metapage's 64 bytes, then each data page that is not all zeros
+ *	  with its PRNG state (8 bytes) and block (SBF_BLOCK_BYTES);
+ *	- inserting rows writes them back, after checking them: page 0 first,
+ *	  into an empty filter, then data pages in any order.
+ *
+ * UPDATE, DELETE, indexes, TABLESAMPLE, row locks and fetches by ctid have
+ * no meaning here and are refused; VACUUM has nothing to do and ANALYZE
+ * samples nothing.  There is no MVCC: a scan sees the pages as they are.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+
+#include "shared.h"
+
+PG_FUNCTION_INFO_V1(sbf_filter_handler);
+
+static void
+sbf_am_unsupported(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("shared filters do not support %s", what),
+			 errdetail("A shared filter changes only through shared_test_and_add; its rows are its pages, for COPY and pg_dump.")));
+}
+
+/*
+ * Scans
+ */
+typedef struct SbfScanDescData
+{
+	TableScanDescData base;
+	BlockNumber nblocks;		/* blocks to look at (serial scan) */
+	BlockNumber next;			/* next of them (serial scan) */
+	bool		started;		/* parallel scan: has a start block */
+	ParallelBlockTableScanWorkerData pbw;
+	BufferAccessStrategy strategy;
+	bytea	   *row;			/* the data column, reused for every row */
+} SbfScanDescData;
+
+typedef SbfScanDescData *SbfScanDesc;
+
+static const TupleTableSlotOps *
+sbf_slot_callbacks(Relation rel)
+{
+	return &TTSOpsVirtual;
+}
+
+static TableScanDesc
+sbf_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			   struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			   uint32 flags)
+{
+	SbfScanDesc scan;
+
+	if (flags & SO_TYPE_SAMPLESCAN)
+		sbf_am_unsupported("TABLESAMPLE");
+	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDSCAN | SO_TYPE_TIDRANGESCAN))
+		sbf_am_unsupported("fetching rows by ctid");
+	sbf_shared_check_relation(rel);
+	sbf_shared_check_recovery(rel);
+
+	scan = palloc0(sizeof(SbfScanDescData));
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_key = key;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	scan->nblocks = RelationGetNumberOfBlocks(rel);
+	scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	scan->row = palloc(VARHDRSZ + SBF_ROW_DATA_SIZE);
+	return &scan->base;
+}
+
+static void
+sbf_scan_end(TableScanDesc sscan)
+{
+	SbfScanDesc scan = (SbfScanDesc) sscan;
+
+	FreeAccessStrategy(scan->strategy);
+	pfree(scan->row);
+	pfree(scan);
+}
+
+static void
+sbf_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
+				bool set_params, bool allow_strat, bool allow_sync,
+				bool allow_pagemode)
+{
+	SbfScanDesc scan = (SbfScanDesc) sscan;
+
+	scan->next = 0;
+	scan->started = false;
+}
+
+/* The next block to look at, or InvalidBlockNumber at the end */
+static BlockNumber
+sbf_scan_next_block(SbfScanDesc scan)
+{
+	Relation	rel = scan->base.rs_rd;
+	ParallelBlockTableScanDesc pbscan =
+	(ParallelBlockTableScanDesc) scan->base.rs_parallel;
+
+	if (pbscan == NULL)
+		return scan->next < scan->nblocks ? scan->next++ : InvalidBlockNumber;
+	if (!scan->started)
+	{
+		table_block_parallelscan_startblock_init(rel, &scan->pbw, pbscan);
+		scan->started = true;
+	}
+	return table_block_parallelscan_nextpage(rel, &scan->pbw, pbscan);
+}
+
+/*
+ * Put page blkno's row into the scan's row buffer, or return false when it
+ * has none (a data page never written or all zeros, a block past the
+ * filter's data pages).
+ */
+static bool
+sbf_scan_read_row(SbfScanDesc scan, BlockNumber blkno)
+{
+	Relation	rel = scan->base.rs_rd;
+	char	   *data = VARDATA(scan->row);
+	Buffer		buf;
+	Page		page;
+	bool		found;
+
+	if (blkno != SBF_METAPAGE_BLKNO && blkno > sbf_shared_meta(rel)->pages)
+		return false;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, scan->strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	found = !PageIsNew(page);
+	if (found && blkno == SBF_METAPAGE_BLKNO)
+	{
+		memcpy(data, PageGetContents(page), sizeof(SbfSharedMeta));
+		SET_VARSIZE(scan->row, VARHDRSZ + sizeof(SbfSharedMeta));
+	}
+	else if (found)
+	{
+		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
+		memcpy(data + sizeof(uint64), sbf_page_block(page), SBF_BLOCK_BYTES);
+		SET_VARSIZE(scan->row, VARHDRSZ + SBF_ROW_DATA_SIZE);
+		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
+	}
+	UnlockReleaseBuffer(buf);
+
+	/* a metapage scanned is a metapage checked: a dump is never garbage */
+	if (blkno == SBF_METAPAGE_BLKNO)
+		(void) sbf_shared_meta(rel);
+	return found;
+}
+
+static bool
+sbf_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					 TupleTableSlot *slot)
+{
+	SbfScanDesc scan = (SbfScanDesc) sscan;
+	BlockNumber blkno;
+
+	ExecClearTuple(slot);
+	while ((blkno = sbf_scan_next_block(scan)) != InvalidBlockNumber)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!sbf_scan_read_row(scan, blkno))
+			continue;
+		slot->tts_values[0] = Int64GetDatum((int64) blkno);
+		slot->tts_isnull[0] = false;
+		slot->tts_values[1] = PointerGetDatum(scan->row);
+		slot->tts_isnull[1] = false;
+		ExecStoreVirtualTuple(slot);
+		ItemPointerSet(&slot->tts_tid, blkno, FirstOffsetNumber);
+		slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Inserting rows: restoring pages
+ */
+
+/* Check a data row's cells: none above max */
+static void
+sbf_check_row_cells(Relation rel, const SbfSharedMeta *meta,
+					int64 pageno, const uint8 *block)
+{
+	uint64		cells = sbf_shared_page_cells(meta);
+	uint64		i;
+
+	/* with the fewest bits for max, only a non-power-of-two max can overflow */
+	if (((meta->max + 1) & meta->max) == 0)
+		return;
+	for (i = 0; i < cells; i++)
+		if (sbf_cell_get(block, meta->cell_bits, i) > meta->max)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
+							pageno, RelationGetRelationName(rel)),
+					 errdetail("Cell " UINT64_FORMAT " holds %u, more than the max %u.",
+							   i, sbf_cell_get(block, meta->cell_bits, i),
+							   (unsigned) meta->max)));
+}
+
+static void
+sbf_insert_row(Relation rel, int64 pageno, bytea *data)
+{
+	Size		len = VARSIZE_ANY_EXHDR(data);
+	const char *bytes = VARDATA_ANY(data);
+	SbfSharedMeta meta;
+	uint64		prng;
+
+	if (pageno == SBF_METAPAGE_BLKNO)
+	{
+		if (len != sizeof(SbfSharedMeta))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid page 0 for shared filter \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("Page 0 holds %zu bytes, not %zu.",
+							   len, sizeof(SbfSharedMeta))));
+		memcpy(&meta, bytes, sizeof(meta));
+		sbf_shared_validate_meta(&meta, ERRCODE_INVALID_BINARY_REPRESENTATION,
+								 RelationGetRelationName(rel));
+		sbf_shared_init_storage(rel, &meta);
+		return;
+	}
+
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("page 0 of shared filter \"%s\" must be inserted first",
+						RelationGetRelationName(rel)),
+				 errdetail("Page 0 holds the filter's parameters.")));
+	meta = *sbf_shared_meta(rel);
+	if (pageno < 1 || (uint64) pageno > meta.pages)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
+						pageno, RelationGetRelationName(rel)),
+				 errdetail("The filter has data pages 1.." UINT64_FORMAT ".", meta.pages)));
+	if (len != SBF_ROW_DATA_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
+						pageno, RelationGetRelationName(rel)),
+				 errdetail("A data page holds %zu bytes, not %zu.",
+						   len, (Size) SBF_ROW_DATA_SIZE)));
+	sbf_check_row_cells(rel, &meta, pageno, (const uint8 *) bytes + sizeof(uint64));
+	memcpy(&prng, bytes, sizeof(uint64));
+	sbf_shared_write_page(rel, (BlockNumber) pageno, prng,
+						  (const uint8 *) bytes + sizeof(uint64));
+}
+
+static void
+sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+				 int options, struct BulkInsertStateData *bistate)
+{
+	sbf_shared_check_relation(rel);
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("a row of shared filter \"%s\" must have a page and its data",
+						RelationGetRelationName(rel))));
+	sbf_insert_row(rel, DatumGetInt64(slot->tts_values[0]),
+				   DatumGetByteaPP(slot->tts_values[1]));
+	ItemPointerSet(&slot->tts_tid, (BlockNumber) DatumGetInt64(slot->tts_values[0]),
+				   FirstOffsetNumber);
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+static void
+sbf_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				 CommandId cid, int options, struct BulkInsertStateData *bistate)
+{
+	int			i;
+
+	for (i = 0; i < nslots; i++)
+		sbf_tuple_insert(rel, slots[i], cid, options, bistate);
+}
+
+/*
+ * Storage
+ */
+
+/* Empty storage, with an (empty) init fork for an unlogged table */
+static void
+sbf_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+							  char persistence, TransactionId *freezeXid,
+							  MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	sbf_shared_check_relation(rel);
+	*freezeXid = InvalidTransactionId;
+	*minmulti = InvalidMultiXactId;
+
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+}
+
+/* TRUNCATE of a filter made in the same transaction: no metapage left */
+static void
+sbf_relation_nontransactional_truncate(Relation rel)
+{
+	RelationTruncate(rel, 0);
+	if (rel->rd_amcache != NULL)
+		pfree(rel->rd_amcache);
+	rel->rd_amcache = NULL;
+}
+
+/*
+ * ALTER TABLE SET TABLESPACE: copy every fork block by block (the holes of
+ * a sparse filter are written out in the copy).
+ */
+static void
+sbf_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel = smgropen(*newrnode, rel->rd_backend);
+	ForkNumber	fork;
+
+	FlushRelationBuffers(rel);
+	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	for (fork = MAIN_FORKNUM + 1; fork <= MAX_FORKNUM; fork++)
+	{
+		if (!smgrexists(RelationGetSmgr(rel), fork))
+			continue;
+		smgrcreate(dstrel, fork, false);
+		if (RelationIsPermanent(rel) ||
+			(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+			 fork == INIT_FORKNUM))
+			log_smgrcreate(newrnode, fork);
+		RelationCopyStorage(RelationGetSmgr(rel), dstrel, fork,
+							rel->rd_rel->relpersistence);
+	}
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+/*
+ * VACUUM FULL and CLUSTER: the new relation gets the metapage and every
+ * written data page, and stays sparse.
+ */
+static void
+sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+							  Relation OldIndex, bool use_sort,
+							  TransactionId OldestXmin,
+							  TransactionId *xid_cutoff,
+							  MultiXactId *multi_cutoff,
+							  double *num_tuples, double *tups_vacuumed,
+							  double *tups_recently_dead)
+{
+	SbfSharedMeta meta;
+	BufferAccessStrategy strategy;
+	uint64		blkno;
+
+	*num_tuples = 0;
+	*tups_vacuumed = 0;
+	*tups_recently_dead = 0;
+	/* an empty table (truncated, or never given its metapage) stays empty */
+	if (RelationGetNumberOfBlocks(OldTable) == 0)
+		return;
+	meta = *sbf_shared_meta(OldTable);
+	sbf_shared_init_storage(NewTable, &meta);
+	strategy = GetAccessStrategy(BAS_BULKREAD);
+	for (blkno = 1; blkno <= meta.pages; blkno++)
+	{
+		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
+		PGAlignedBlock copy;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!BufferIsValid(buf))
+			break;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+		if (PageIsNew((Page) copy.data))
+			continue;
+		sbf_shared_write_page(NewTable, (BlockNumber) blkno,
+							  sbf_page_opaque((Page) copy.data)->prng,
+							  sbf_page_block((Page) copy.data));
+		*num_tuples += 1;
+	}
+	FreeAccessStrategy(strategy);
+}
+
+static void
+sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
+					BufferAccessStrategy bstrategy)
+{
+	/* no dead rows: pages are changed in place */
+}
+
+static uint64
+sbf_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	return table_block_relation_size(rel, forkNumber);
+}
+
+static bool
+sbf_relation_needs_toast_table(Relation rel)
+{
+	return false;
+}
+
+/* One row per block at most */
+static void
+sbf_relation_estimate_size(Relation rel, int32 *attr_widths,
+						   BlockNumber *pages, double *tuples,
+						   double *allvisfrac)
+{
+	*pages = RelationGetNumberOfBlocks(rel);
+	*tuples = *pages;
+	*allvisfrac = 0;
+}
+
+/* ANALYZE: no sample */
+static bool
+sbf_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	return false;
+}
+
+static bool
+sbf_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+							double *liverows, double *deadrows,
+							TupleTableSlot *slot)
+{
+	return false;
+}
+
+/*
+ * What has no meaning for a shared filter
+ */
+static struct IndexFetchTableData *
+sbf_index_fetch_begin(Relation rel)
+{
+	sbf_am_unsupported("indexes");
+	return NULL;
+}
+
+static void
+sbf_index_fetch_reset(struct IndexFetchTableData *data)
+{
+}
+
+static void
+sbf_index_fetch_end(struct IndexFetchTableData *data)
+{
+}
+
+static bool
+sbf_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
+					  Snapshot snapshot, TupleTableSlot *slot,
+					  bool *call_again, bool *all_dead)
+{
+	sbf_am_unsupported("indexes");
+	return false;
+}
+
+static bool
+sbf_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+							TupleTableSlot *slot)
+{
+	sbf_am_unsupported("UPDATE or fetching rows by ctid");
+	return false;
+}
+
+static bool
+sbf_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	sbf_am_unsupported("fetching rows by ctid");
+	return false;
+}
+
+static void
+sbf_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	sbf_am_unsupported("fetching rows by ctid");
+}
+
+static bool
+sbf_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							 Snapshot snapshot)
+{
+	sbf_am_unsupported("row visibility checks");
+	return false;
+}
+
+static TransactionId
+sbf_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	sbf_am_unsupported("indexes");
+	return InvalidTransactionId;
+}
+
+static void
+sbf_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+							 CommandId cid, int options,
+							 struct BulkInsertStateData *bistate,
+							 uint32 specToken)
+{
+	sbf_am_unsupported("INSERT ... ON CONFLICT");
+}
+
+static void
+sbf_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+							   uint32 specToken, bool succeeded)
+{
+	sbf_am_unsupported("INSERT ... ON CONFLICT");
+}
+
+static TM_Result
+sbf_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				 Snapshot snapshot, Snapshot crosscheck, bool wait,
+				 TM_FailureData *tmfd, bool changingPart)
+{
+	sbf_am_unsupported("DELETE");
+	return TM_Invisible;
+}
+
+static TM_Result
+sbf_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				 bool *update_indexes)
+{
+	sbf_am_unsupported("UPDATE");
+	return TM_Invisible;
+}
+
+static TM_Result
+sbf_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			   LockWaitPolicy wait_policy, uint8 flags,
+			   TM_FailureData *tmfd)
+{
+	sbf_am_unsupported("row locks");
+	return TM_Invisible;
+}
+
+static double
+sbf_index_build_range_scan(Relation table_rel, Relation index_rel,
+						   struct IndexInfo *index_info, bool allow_sync,
+						   bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	sbf_am_unsupported("indexes");
+	return 0;
+}
+
+static void
+sbf_index_validate_scan(Relation table_rel, Relation index_rel,
+						struct IndexInfo *index_info, Snapshot snapshot,
+						struct ValidateIndexState *state)
+{
+	sbf_am_unsupported("indexes");
+}
+
+static bool
+sbf_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
+{
+	sbf_am_unsupported("bitmap scans");
+	return false;
+}
+
+static bool
+sbf_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	sbf_am_unsupported("bitmap scans");
+	return false;
+}
+
+static bool
+sbf_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate)
+{
+	sbf_am_unsupported("TABLESAMPLE");
+	return false;
+}
+
+static bool
+sbf_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	sbf_am_unsupported("TABLESAMPLE");
+	return false;
+}
+
+const TableAmRoutine sbf_filter_methods = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = sbf_slot_callbacks,
+
+	.scan_begin = sbf_scan_begin,
+	.scan_end = sbf_scan_end,
+	.scan_rescan = sbf_scan_rescan,
+	.scan_getnextslot = sbf_scan_getnextslot,
+
+	.parallelscan_estimate = table_block_parallelscan_estimate,
+	.parallelscan_initialize = table_block_parallelscan_initialize,
+	.parallelscan_reinitialize = table_block_parallelscan_reinitialize,
+
+	.index_fetch_begin = sbf_index_fetch_begin,
+	.index_fetch_reset = sbf_index_fetch_reset,
+	.index_fetch_end = sbf_index_fetch_end,
+	.index_fetch_tuple = sbf_index_fetch_tuple,
+
+	.tuple_fetch_row_version = sbf_tuple_fetch_row_version,
+	.tuple_tid_valid = sbf_tuple_tid_valid,
+	.tuple_get_latest_tid = sbf_tuple_get_latest_tid,
+	.tuple_satisfies_snapshot = sbf_tuple_satisfies_snapshot,
+	.index_delete_tuples = sbf_index_delete_tuples,
+
+	.tuple_insert = sbf_tuple_insert,
+	.tuple_insert_speculative = sbf_tuple_insert_speculative,
+	.tuple_complete_speculative = sbf_tuple_complete_speculative,
+	.multi_insert = sbf_multi_insert,
+	.tuple_delete = sbf_tuple_delete,
+	.tuple_update = sbf_tuple_update,
+	.tuple_lock = sbf_tuple_lock,
+
+	.relation_set_new_filenode = sbf_relation_set_new_filenode,
+	.relation_nontransactional_truncate = sbf_relation_nontransactional_truncate,
+	.relation_copy_data = sbf_relation_copy_data,
+	.relation_copy_for_cluster = sbf_relation_copy_for_cluster,
+	.relation_vacuum = sbf_relation_vacuum,
+	.scan_analyze_next_block = sbf_scan_analyze_next_block,
+	.scan_analyze_next_tuple = sbf_scan_analyze_next_tuple,
+	.index_build_range_scan = sbf_index_build_range_scan,
+	.index_validate_scan = sbf_index_validate_scan,
+
+	.relation_size = sbf_relation_size,
+	.relation_needs_toast_table = sbf_relation_needs_toast_table,
+
+	.relation_estimate_size = sbf_relation_estimate_size,
+
+	.scan_bitmap_next_block = sbf_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = sbf_scan_bitmap_next_tuple,
+	.scan_sample_next_block = sbf_scan_sample_next_block,
+	.scan_sample_next_tuple = sbf_scan_sample_next_tuple
+};
+
+/* sbf_filter_handler(internal) -> table_am_handler */
+Datum
+sbf_filter_handler(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(&sbf_filter_methods);
+}

@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_create.c
+ *	  Shared filters: shared_bloom_create and shared_stablebloom_create,
+ *	  and the metapage, sparse extension and init fork of a new filter.
+ *
+ * A filter is made through SQL, CREATE TABLE name (page bigint, data
+ * bytea) USING sbf_filter, run by the caller (so it owns the table) under
+ * a safe search_path; then its storage is initialized:
+ *
+ *	- block 0, the metapage, WAL-logged as a new page (log_newpage);
+ *	- the data pages 1..pages, by writing only the last one: the file gets
+ *	  its full size with a hole before that block, which reads as zeros,
+ *	  so creation is O(1) in the size of the filter (md.c writes the last
+ *	  block of each 1 GB segment before it, so one write per segment);
+ *	- for an unlogged filter, the metapage in the init fork too, logged,
+ *	  as an index's ambuildempty does: crash recovery resets the filter to
+ *	  its metapage, empty with its parameters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xloginsert.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/varlena.h"
+
+#include "shared.h"
+#include "sizing.h"
+
+PG_FUNCTION_INFO_V1(shared_bloom_create);
+PG_FUNCTION_INFO_V1(shared_stablebloom_create);
+
+/*
+ * Write the metapage and give the relation its full, sparse size; for an
+ * unlogged relation write the metapage into the init fork too.  The
+ * relation must be empty and locked exclusively.  Also used to restore a
+ * dump (the row of page 0) and to copy a filter.
+ */
+void
+sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
+{
+	PGAlignedBlock block;
+	Buffer		buf;
+
+	if (RelationGetNumberOfBlocks(rel) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shared filter \"%s\" already has a metapage",
+						RelationGetRelationName(rel)),
+				 errdetail("Page 0 can only be written into an empty filter.")));
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(buf) == SBF_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	START_CRIT_SECTION();
+	sbf_shared_page_init(BufferGetPage(buf), meta, SBF_METAPAGE_BLKNO);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+
+	/* the data pages: a hole up to the last one */
+	memset(block.data, 0, BLCKSZ);
+	smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, (BlockNumber) meta->pages,
+			   block.data, false);
+
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+	{
+		sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
+		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
+		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+				   block.data, true);
+		log_newpage(&RelationGetSmgr(rel)->smgr_rnode.node, INIT_FORKNUM,
+					SBF_METAPAGE_BLKNO, (Page) block.data, true);
+		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
+	}
+}
+
+/*
+ * CREATE TABLE the filter's relation as the caller, in the schema the name
+ * gives or the first of search_path, and initialize it.
+ */
+static Oid
+sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged)
+{
+	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
+	Oid			nspid = RangeVarGetCreationNamespace(rv);
+	char	   *sql;
+	int			nestlevel;
+	Oid			relid;
+	Relation	rel;
+
+	sql = psprintf("CREATE %sTABLE %s.%s (page pg_catalog.int8, data pg_catalog.bytea) USING sbf_filter",
+				   unlogged ? "UNLOGGED " : "",
+				   quote_identifier(get_namespace_name(nspid)),
+				   quote_identifier(rv->relname));
+
+	/* every name above is qualified; this guards what CREATE TABLE runs */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed: %s", sql);
+	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
+
+	relid = get_relname_relid(rv->relname, nspid);
+	if (!OidIsValid(relid))
+		elog(ERROR, "shared filter \"%s\" was not created", rv->relname);
+	rel = table_open(relid, AccessExclusiveLock);
+	sbf_shared_init_storage(rel, meta);
+	table_close(rel, NoLock);
+	return relid;
+}
+
+static void
+sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
+{
+	memset(meta, 0, sizeof(SbfSharedMeta));
+	meta->magic = SBF_MAGIC_SHARED;
+	meta->version = SBF_SHARED_VERSION;
+	meta->kind = (uint16) kind;
+	meta->block_bits = (uint32) SBF_BLOCK_BITS;
+	meta->seed = (uint64) seed;
+}
+
+/*
+ * shared_bloom_create(name text, capacity bigint, fpr float8,
+ *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false)
+ *	  -> regclass
+ */
+Datum
+shared_bloom_create(PG_FUNCTION_ARGS)
+{
+	int64		capacity = PG_GETARG_INT64(1);
+	double		fpr = PG_GETARG_FLOAT8(2);
+	SbfSharedMeta meta;
+	int			hashes;
+
+	sbf_shared_meta_common(&meta, SBF_SHARED_BLOOM, PG_GETARG_INT64(3));
+	meta.pages = sbf_blocked_bloom_pages(capacity, fpr, &hashes);
+	meta.hashes = (uint16) hashes;
+	meta.max = 1;
+	meta.cell_bits = 1;
+	meta.cells = meta.pages * SBF_BLOCK_BITS;
+	meta.decrements = 0;
+	meta.capacity = capacity;
+	meta.fpr = fpr;
+	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
+									PG_GETARG_BOOL(4)));
+}
+
+/*
+ * shared_stablebloom_create(name text, cells bigint, fpr float8, hashes int,
+ *							 max int DEFAULT 1, seed bigint DEFAULT 0,
+ *							 unlogged boolean DEFAULT false) -> regclass
+ *
+ * The cells are rounded up to whole pages; P is derived from the fpr as in
+ * stablebloom_sized, for the rounded number of cells.  Each page is a small
+ * Stable Bloom filter fed a uniform 1/pages share of the stream, so every
+ * cell is decremented with probability P/m per insertion, as in one big
+ * filter.
+ */
+Datum
+shared_stablebloom_create(PG_FUNCTION_ARGS)
+{
+	int64		cells = PG_GETARG_INT64(1);
+	double		fpr = PG_GETARG_FLOAT8(2);
+	int32		hashes = PG_GETARG_INT32(3);
+	int32		max = PG_GETARG_INT32(4);
+	SbfSharedMeta meta;
+	uint64		page_cells;
+
+	stablebloom_check_params(cells, hashes, max);
+	sbf_check_fpr(fpr);
+	sbf_shared_meta_common(&meta, SBF_SHARED_STABLEBLOOM, PG_GETARG_INT64(5));
+	meta.hashes = (uint16) hashes;
+	meta.max = (uint8) max;
+	meta.cell_bits = (uint8) stablebloom_cell_bits(max);
+	page_cells = sbf_shared_page_cells(&meta);
+	meta.pages = ((uint64) cells + page_cells - 1) / page_cells;
+	if (meta.pages > SBF_SHARED_MAX_PAGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a shared stable bloom filter of " INT64_FORMAT " cells is too large", cells),
+				 errdetail("A shared filter has at most " UINT64_FORMAT " data pages of " UINT64_FORMAT " cells of %d bits.",
+						   SBF_SHARED_MAX_PAGES, page_cells, meta.cell_bits)));
+	meta.cells = meta.pages * page_cells;
+	if (page_cells <= (uint64) hashes)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of hashes must be below the " UINT64_FORMAT " cells of a page", page_cells)));
+	meta.decrements = (uint64) stablebloom_decrements_for(fpr, hashes,
+														  (int64) meta.cells, max);
+	if (meta.decrements >= page_cells)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false-positive rate %g needs " UINT64_FORMAT " decrements per insertion, more than a page's " UINT64_FORMAT " cells",
+						fpr, meta.decrements, page_cells),
+				 errhint("Use more hashes or a higher false-positive rate.")));
+	meta.capacity = cells;
+	meta.fpr = fpr;
+	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
+									PG_GETARG_BOOL(6)));
+}

@@ -1,0 +1,342 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_page.c
+ *	  Shared filters: opening a filter, its metapage and the cache of it,
+ *	  and reading, extending and writing its data pages.
+ *
+ * Data pages are created lazily.  shared_*_create extends the relation to
+ * its full size with a single write of its last block, so the blocks in
+ * between are a hole in the file that reads as zeros (an all-zero page is
+ * a valid page to the buffer manager: PageIsNew), and the first write of a
+ * page initializes it.  A page past the end of the relation (after an OS
+ * crash lost the size, on a standby whose copy is shorter, after a crash
+ * reset an unlogged filter to its metapage) also reads as zeros; a writer
+ * that needs one extends the relation up to it, again with one write of
+ * that block and a hole before it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+
+#include "shared.h"
+
+/*
+ * Open a shared filter by OID with the given lock, check that it is one and
+ * that the current user has the given privilege on it.
+ */
+Relation
+sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
+{
+	Relation	rel = try_relation_open(relid, lockmode);
+	AclResult	aclresult;
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("shared filter with OID %u does not exist", relid),
+				 errdetail("It may have been dropped.")));
+	if (rel->rd_rel->relkind != RELKIND_RELATION ||
+		rel->rd_tableam != &sbf_filter_methods)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a shared filter", RelationGetRelationName(rel)),
+				 errdetail("A shared filter is a table of access method sbf_filter, made by shared_bloom_create or shared_stablebloom_create.")));
+	sbf_shared_check_recovery(rel);
+	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
+	return rel;
+}
+
+/*
+ * An unlogged filter has no pages on a standby (nor during recovery): say
+ * so as the planner does for any unlogged table, rather than fail to open
+ * a file.
+ */
+void
+sbf_shared_check_recovery(Relation rel)
+{
+	if (!RelationNeedsWAL(rel) && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary or unlogged relations during recovery")));
+}
+
+/*
+ * A shared filter's table has exactly the columns (page bigint, data
+ * bytea): its rows are its pages.  Checked when the table is made and
+ * whenever it is scanned or written, since ALTER TABLE can add columns.
+ */
+void
+sbf_shared_check_relation(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->attisdropped ||
+		TupleDescAttr(desc, 0)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 1)->attisdropped ||
+		TupleDescAttr(desc, 1)->atttypid != BYTEAOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a table of access method sbf_filter must have exactly the columns (page bigint, data bytea)"),
+				 errdetail("Table \"%s\" has other columns.", RelationGetRelationName(rel)),
+				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create.")));
+}
+
+/*
+ * Check every field of a metapage: read from disk (ERRCODE_DATA_CORRUPTED)
+ * or from a row being restored (ERRCODE_INVALID_BINARY_REPRESENTATION).
+ */
+void
+sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
+						 const char *relname)
+{
+#define SBF_META_INVALID(...) \
+	ereport(ERROR, \
+			(errcode(sqlstate), \
+			 errmsg("invalid metapage in shared filter \"%s\"", relname), \
+			 errdetail(__VA_ARGS__)))
+
+	if (meta->magic != SBF_MAGIC_SHARED)
+		SBF_META_INVALID("The magic number is 0x%08x, not 0x%08x.",
+						 meta->magic, SBF_MAGIC_SHARED);
+	if (meta->version != SBF_SHARED_VERSION)
+		SBF_META_INVALID("The format version is %u; this version of sbf reads version %d.",
+						 (unsigned) meta->version, SBF_SHARED_VERSION);
+	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM)
+		SBF_META_INVALID("The kind is %u, neither bloom (%d) nor stablebloom (%d).",
+						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM);
+	if (meta->hashes < 1 || meta->hashes > SBF_MAX_HASHES)
+		SBF_META_INVALID("The number of hashes is %u, outside 1..%d.",
+						 (unsigned) meta->hashes, SBF_MAX_HASHES);
+	if (meta->max < 1 || meta->cell_bits != stablebloom_cell_bits(meta->max) ||
+		(meta->kind == SBF_SHARED_BLOOM && meta->max != 1))
+		SBF_META_INVALID("The max is %u and cells have %u bits.",
+						 (unsigned) meta->max, (unsigned) meta->cell_bits);
+	if (meta->block_bits != SBF_BLOCK_BITS)
+		SBF_META_INVALID("A data page holds %u bits, not " UINT64_FORMAT ".",
+						 meta->block_bits, SBF_BLOCK_BITS);
+	if (meta->pages < 1 || meta->pages > SBF_SHARED_MAX_PAGES)
+		SBF_META_INVALID("The number of data pages is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
+						 meta->pages, SBF_SHARED_MAX_PAGES);
+	if (meta->cells != meta->pages * sbf_shared_page_cells(meta))
+		SBF_META_INVALID("The number of cells is " UINT64_FORMAT ", not " UINT64_FORMAT " pages of " UINT64_FORMAT ".",
+						 meta->cells, meta->pages, sbf_shared_page_cells(meta));
+	if (meta->decrements >= sbf_shared_page_cells(meta) ||
+		(meta->kind == SBF_SHARED_BLOOM && meta->decrements != 0))
+		SBF_META_INVALID("The number of decrements is " UINT64_FORMAT ".",
+						 meta->decrements);
+	if (sbf_shared_page_cells(meta) <= meta->hashes)
+		SBF_META_INVALID("A page's " UINT64_FORMAT " cells do not exceed the %u hashes.",
+						 sbf_shared_page_cells(meta), (unsigned) meta->hashes);
+	if (meta->capacity < 1 || isnan(meta->fpr) || meta->fpr <= 0.0 || meta->fpr >= 1.0)
+		SBF_META_INVALID("The capacity is " INT64_FORMAT " and the false-positive rate %g.",
+						 meta->capacity, meta->fpr);
+}
+
+/* Read and check the metapage */
+static void
+sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
+{
+	Buffer		buf;
+	Page		page;
+	bool		isnew;
+
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shared filter \"%s\" has no metapage", RelationGetRelationName(rel)),
+				 errdetail("Its storage is empty, as after TRUNCATE or CREATE TABLE ... USING sbf_filter."),
+				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create, or restore one with COPY FROM starting with its page 0.")));
+
+	buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	isnew = PageIsNew(page);
+	if (!isnew)
+		memcpy(meta, PageGetContents(page), sizeof(SbfSharedMeta));
+	UnlockReleaseBuffer(buf);
+
+	if (isnew)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("metapage of shared filter \"%s\" is not initialized",
+						RelationGetRelationName(rel))));
+	sbf_shared_validate_meta(meta, ERRCODE_DATA_CORRUPTED, RelationGetRelationName(rel));
+}
+
+static SbfSharedCache *
+sbf_shared_cache(Relation rel)
+{
+	if (rel->rd_amcache == NULL)
+	{
+		SbfSharedCache cache;
+
+		sbf_shared_load_meta(rel, &cache.meta);
+		cache.nblocks = RelationGetNumberOfBlocks(rel);
+		rel->rd_amcache = MemoryContextAlloc(CacheMemoryContext, sizeof(cache));
+		memcpy(rel->rd_amcache, &cache, sizeof(cache));
+	}
+	return (SbfSharedCache *) rel->rd_amcache;
+}
+
+/*
+ * The metapage's fields, from the cache.  The pointer is valid until the
+ * next relcache invalidation: callers copy what they keep across lock
+ * acquisitions.
+ */
+const SbfSharedMeta *
+sbf_shared_meta(Relation rel)
+{
+	return &sbf_shared_cache(rel)->meta;
+}
+
+/* Is blkno below the end of the relation (asking the kernel only when not) */
+static bool
+sbf_shared_block_exists(Relation rel, BlockNumber blkno)
+{
+	SbfSharedCache *cache = sbf_shared_cache(rel);
+
+	if (blkno < cache->nblocks)
+		return true;
+	cache->nblocks = RelationGetNumberOfBlocks(rel);
+	return blkno < cache->nblocks;
+}
+
+/*
+ * A data page to read, pinned (not locked), or InvalidBuffer when it lies
+ * past the end of the relation: then it is all zeros.  Whoever reads every
+ * page passes a bulk-read strategy, so as not to fill shared buffers.
+ */
+Buffer
+sbf_shared_read(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy)
+{
+	if (!sbf_shared_block_exists(rel, blkno))
+		return InvalidBuffer;
+	return ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+}
+
+/*
+ * A data page to write, pinned (not locked): past the end of the relation,
+ * extend the relation up to it first, under the relation extension lock,
+ * by writing only that block (the blocks before it are a hole).  The new
+ * page is all zeros; the caller initializes it (PageIsNew) and so logs a
+ * full-page image, which lets redo recreate it on a standby.
+ */
+Buffer
+sbf_shared_read_extend(Relation rel, BlockNumber blkno)
+{
+	if (!sbf_shared_block_exists(rel, blkno))
+	{
+		PGAlignedBlock zero;
+
+		memset(zero.data, 0, BLCKSZ);
+		LockRelationForExtension(rel, ExclusiveLock);
+		if (blkno >= RelationGetNumberOfBlocks(rel))
+			smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, blkno, zero.data, false);
+		UnlockRelationForExtension(rel, ExclusiveLock);
+		sbf_shared_cache(rel)->nblocks = RelationGetNumberOfBlocks(rel);
+	}
+	return ReadBuffer(rel, blkno);
+}
+
+/*
+ * A page's first seed: the filter's seed and the block number, mixed by
+ * one SplitMix64 step so that neighbouring pages' sequences do not overlap
+ */
+static uint64
+sbf_shared_page_seed(uint64 seed, BlockNumber blkno)
+{
+	uint64		state = seed ^ ((uint64) blkno * UINT64CONST(0xD1B54A32D192ED03));
+
+	return splitmix64_next(&state);
+}
+
+/*
+ * Initialize a page: the standard layout with the block (or the metapage's
+ * fields) right after the header and pd_lower at its end, so a full-page
+ * image keeps it; a data page's PRNG is seeded for the stable kind.
+ */
+void
+sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
+{
+	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
+		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
+
+	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + contents;
+	if (blkno == SBF_METAPAGE_BLKNO)
+		memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
+	else if (meta->kind == SBF_SHARED_STABLEBLOOM)
+		sbf_page_opaque(page)->prng = sbf_shared_page_seed(meta->seed, blkno);
+}
+
+/*
+ * Fill a data page never written with a block and PRNG state (restoring a
+ * dump, copying a filter), logged as a full-page image when the relation
+ * is WAL-logged.  A written page is never overwritten: INSERT on the table
+ * cannot take values out of a filter.
+ */
+void
+sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
+					  const uint8 *block)
+{
+	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	Buffer		buf = sbf_shared_read_extend(rel, blkno);
+	GenericXLogState *state = NULL;
+	Page		page;
+
+	/* as for any logged change: COMMIT then flushes the WAL */
+	if (RelationNeedsWAL(rel))
+		(void) GetTopTransactionId();
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (!PageIsNew(BufferGetPage(buf)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("page %u of shared filter \"%s\" is already written",
+						blkno, RelationGetRelationName(rel)),
+				 errdetail("Inserting rows only fills pages never written; values are added with shared_test_and_add.")));
+	if (RelationNeedsWAL(rel))
+	{
+		state = GenericXLogStart(rel);
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	}
+	else
+		page = BufferGetPage(buf);
+
+	sbf_shared_page_init(page, &meta, blkno);
+	memcpy(sbf_page_block(page), block, SBF_BLOCK_BYTES);
+	sbf_page_opaque(page)->prng = prng;
+
+	if (state != NULL)
+		GenericXLogFinish(state);
+	else
+		MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+}
+
+bool
+sbf_block_is_zero(const uint8 *block)
+{
+	const uint64 *words = (const uint64 *) block;
+	int			i;
+
+	for (i = 0; i < SBF_BLOCK_BYTES / 8; i++)
+		if (words[i] != 0)
+			return false;
+	return true;
+}

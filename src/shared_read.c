@@ -1,0 +1,297 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_read.c
+ *	  Shared filters: shared_contains, shared_info and the snapshots
+ *	  shared_bloom_snapshot and shared_stablebloom_snapshot.
+ *
+ * Readers share-lock one page at a time and never write.  shared_info and
+ * the snapshots read every page in turn, so under concurrent adding each
+ * page is consistent but the whole is not one instant.
+ *
+ * A snapshot is a bloom or stablebloom value in the blocked layout
+ * (BLOOM_FLAG_BLOCKED, STABLEBLOOM_FLAG_BLOCKED): block i of the value is
+ * the block of data page 1 + i, byte for byte, and the value types probe
+ * a blocked value exactly as the shared filter probes its pages, so the
+ * snapshot's contains answers as shared_contains did for every value.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+
+#include "bloom.h"
+#include "shared.h"
+#include "sizing.h"
+
+PG_FUNCTION_INFO_V1(shared_contains);
+PG_FUNCTION_INFO_V1(shared_contains_int8);
+PG_FUNCTION_INFO_V1(shared_info);
+PG_FUNCTION_INFO_V1(shared_bloom_snapshot);
+PG_FUNCTION_INFO_V1(shared_stablebloom_snapshot);
+
+static bool
+sbf_contains(Oid relid, Datum value, SbfElementKind kind)
+{
+	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
+	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	SbfHash		hash = sbf_hash_element(value, kind, meta.seed);
+	Buffer		buf = sbf_shared_read(rel, sbf_shared_page_of(&meta, hash), NULL);
+	bool		found = false;
+
+	if (BufferIsValid(buf))
+	{
+		Page		page = BufferGetPage(buf);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		found = !PageIsNew(page) && sbf_page_test(&meta, sbf_page_block(page), hash);
+		UnlockReleaseBuffer(buf);
+	}
+	relation_close(rel, NoLock);
+	return found;
+}
+
+/* shared_contains(filter regclass, value text|bytea) -> bool */
+Datum
+shared_contains(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
+								SBF_ELEMENT_VARLENA));
+}
+
+/* shared_contains(filter regclass, value bigint) -> bool */
+Datum
+shared_contains_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
+								SBF_ELEMENT_INT8));
+}
+
+/*
+ * Copy data page blkno's block into dest (all zeros when the page was
+ * never written); returns whether it was written.
+ */
+static bool
+sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
+			   BufferAccessStrategy strategy)
+{
+	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
+	bool		written = false;
+
+	if (BufferIsValid(buf))
+	{
+		Page		page = BufferGetPage(buf);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		written = !PageIsNew(page);
+		if (written)
+			memcpy(dest, sbf_page_block(page), SBF_BLOCK_BYTES);
+		UnlockReleaseBuffer(buf);
+	}
+	if (!written)
+		memset(dest, 0, SBF_BLOCK_BYTES);
+	return written;
+}
+
+/* What shared_info adds up over the pages */
+typedef struct SbfInfoTotals
+{
+	uint64		pages_written;
+	uint64		nonzero;		/* bits set, or cells > 0 */
+	double		fpr_sum;		/* of each page's current fpr */
+	double		cardinality;	/* bloom: sum of each page's estimate */
+} SbfInfoTotals;
+
+static void
+sbf_info_page(const SbfSharedMeta *meta, const uint8 *block, SbfInfoTotals *t)
+{
+	uint64		cells = sbf_shared_page_cells(meta);
+	uint64		nonzero = 0;
+	uint64		i;
+
+	if (meta->cell_bits == 1)
+		nonzero = pg_popcount((const char *) block, SBF_BLOCK_BYTES);
+	else
+		for (i = 0; i < cells; i++)
+			nonzero += sbf_cell_get(block, meta->cell_bits, i) != 0;
+
+	t->nonzero += nonzero;
+	t->fpr_sum += pow((double) nonzero / (double) cells, meta->hashes);
+	/* Swamidass & Baldi 2007: n = -(m / k) ln(1 - X / m), per page */
+	t->cardinality += -((double) cells / meta->hashes) *
+		log(1.0 - (double) nonzero / (double) cells);
+}
+
+/*
+ * shared_info(filter regclass) -> jsonb: the parameters, and what reading
+ * every page finds: set bits (bloom) or non-zero cells, the current
+ * false-positive rate (the mean of the pages' rates, since an absent
+ * value probes one uniformly chosen page) and, for bloom, the estimated
+ * number of distinct values added.
+ */
+Datum
+shared_info(PG_FUNCTION_ARGS)
+{
+	Relation	rel = sbf_shared_open(PG_GETARG_OID(0), AccessShareLock, ACL_SELECT);
+	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	bool		bloom = meta.kind == SBF_SHARED_BLOOM;
+	uint8	   *block = palloc(SBF_BLOCK_BYTES);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	SbfInfoTotals t = {0};
+	StringInfoData buf;
+	uint64		blkno;
+
+	for (blkno = 1; blkno <= meta.pages; blkno++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (sbf_read_block(rel, (BlockNumber) blkno, block, strategy))
+		{
+			t.pages_written++;
+			sbf_info_page(&meta, block, &t);
+		}
+	}
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"kind\": \"%s\", \"format_version\": %u",
+					 bloom ? "bloom" : "stablebloom", (unsigned) meta.version);
+	if (bloom)
+		appendStringInfo(&buf, ", \"capacity\": " INT64_FORMAT ", \"bits\": " UINT64_FORMAT,
+						 meta.capacity, meta.cells);
+	else
+		appendStringInfo(&buf, ", \"cells\": " UINT64_FORMAT ", \"max\": %u, \"cell_bits\": %u, \"decrements\": " UINT64_FORMAT,
+						 meta.cells, (unsigned) meta.max, (unsigned) meta.cell_bits,
+						 meta.decrements);
+	appendStringInfo(&buf, ", \"fpr\": %s, \"hashes\": %u, \"seed\": " INT64_FORMAT,
+					 float8out_internal(meta.fpr), (unsigned) meta.hashes,
+					 (int64) meta.seed);
+	appendStringInfo(&buf, ", \"pages\": " UINT64_FORMAT ", \"pages_written\": " UINT64_FORMAT,
+					 meta.pages, t.pages_written);
+	appendStringInfo(&buf, ", \"size_bytes\": " UINT64_FORMAT ", \"logged\": %s",
+					 table_block_relation_size(rel, MAIN_FORKNUM),
+					 rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT ? "true" : "false");
+	if (bloom)
+	{
+		appendStringInfo(&buf, ", \"bits_set\": " UINT64_FORMAT ", \"fill\": %s",
+						 t.nonzero, float8out_internal((double) t.nonzero / (double) meta.cells));
+		/* JSON has no infinity: a saturated page has no estimate */
+		appendStringInfo(&buf, ", \"estimated_cardinality\": %s",
+						 isinf(t.cardinality) ? "null" : float8out_internal(round(t.cardinality)));
+	}
+	else
+	{
+		double		page_zeros = stablebloom_stable_zeros_for((int64) sbf_shared_page_cells(&meta),
+															  meta.hashes,
+															  (double) meta.decrements,
+															  meta.max);
+
+		appendStringInfo(&buf, ", \"zero_cells\": " UINT64_FORMAT ", \"zero_fraction\": %s",
+						 meta.cells - t.nonzero,
+						 float8out_internal((double) (meta.cells - t.nonzero) / (double) meta.cells));
+		appendStringInfo(&buf, ", \"stable_fpr\": %s",
+						 float8out_internal(pow(1.0 - page_zeros, meta.hashes)));
+	}
+	appendStringInfo(&buf, ", \"estimated_fpr\": %s}",
+					 float8out_internal(t.fpr_sum / (double) meta.pages));
+	FreeAccessStrategy(strategy);
+	relation_close(rel, NoLock);
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/* Open a filter for a snapshot, checking its kind */
+static Relation
+sbf_open_for_snapshot(Oid relid, int kind, SbfSharedMeta *meta)
+{
+	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
+
+	*meta = *sbf_shared_meta(rel);
+	if (meta->kind != kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("shared filter \"%s\" is a %s filter",
+						RelationGetRelationName(rel),
+						meta->kind == SBF_SHARED_BLOOM ? "bloom" : "stablebloom"),
+				 errhint("Use %s.",
+						 meta->kind == SBF_SHARED_BLOOM ? "shared_bloom_snapshot" :
+						 "shared_stablebloom_snapshot")));
+	return rel;
+}
+
+static void
+sbf_snapshot_too_large(Relation rel, const SbfSharedMeta *meta, const char *type)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("shared filter \"%s\" is too large for a %s value",
+					RelationGetRelationName(rel), type),
+			 errdetail("Its " UINT64_FORMAT " data pages take " UINT64_FORMAT " bytes; a value holds at most 1 GB.",
+					   meta->pages, meta->pages * SBF_BLOCK_BYTES)));
+}
+
+/* Copy every block into consecutive SBF_BLOCK_BYTES of dest */
+static void
+sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	uint64		blkno;
+
+	for (blkno = 1; blkno <= meta->pages; blkno++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) sbf_read_block(rel, (BlockNumber) blkno,
+							  dest + (blkno - 1) * SBF_BLOCK_BYTES, strategy);
+	}
+	FreeAccessStrategy(strategy);
+}
+
+/* shared_bloom_snapshot(filter regclass) -> bloom */
+Datum
+shared_bloom_snapshot(PG_FUNCTION_ARGS)
+{
+	SbfSharedMeta meta;
+	Relation	rel = sbf_open_for_snapshot(PG_GETARG_OID(0), SBF_SHARED_BLOOM, &meta);
+	Bloom		filter;
+
+	if (meta.cells > BLOOM_MAX_BITS)
+		sbf_snapshot_too_large(rel, &meta, "bloom");
+	filter = bloom_new((int64) meta.cells, meta.hashes, meta.seed, true);
+	filter->flags |= BLOOM_FLAG_BLOCKED;
+	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
+	relation_close(rel, NoLock);
+	PG_RETURN_POINTER(filter);
+}
+
+/*
+ * shared_stablebloom_snapshot(filter regclass) -> stablebloom
+ *
+ * The value has one PRNG where the filter has one per page: it starts from
+ * the seed, as a new stablebloom's does, and the insertion count is 0
+ * (a shared filter does not count them).
+ */
+Datum
+shared_stablebloom_snapshot(PG_FUNCTION_ARGS)
+{
+	SbfSharedMeta meta;
+	Relation	rel = sbf_open_for_snapshot(PG_GETARG_OID(0), SBF_SHARED_STABLEBLOOM,
+											&meta);
+	StableBloom filter;
+
+	if (meta.cells > STABLEBLOOM_MAX_CELLS(meta.cell_bits))
+		sbf_snapshot_too_large(rel, &meta, "stablebloom");
+	filter = stablebloom_new((int64) meta.cells, meta.hashes, meta.max,
+							 (int64) meta.decrements, meta.seed, true);
+	filter->flags |= STABLEBLOOM_FLAG_BLOCKED;
+	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
+	relation_close(rel, NoLock);
+	PG_RETURN_POINTER(filter);
+}
