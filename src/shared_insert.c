@@ -22,7 +22,9 @@
  * committed transaction added survives a crash.  The change is not undone
  * by ROLLBACK (a Bloom filter cannot forget), so what a rolled-back
  * transaction added may stay: only more false positives.  A bloom page
- * whose values are all present already is not changed nor logged.
+ * whose values are all present already is not changed nor logged; its WAL
+ * is flushed up to the page's LSN instead, so that a value found present
+ * because of another session's unflushed change is durable too.
  * Unlogged (and temporary) filters are changed without WAL.
  *
  *-------------------------------------------------------------------------
@@ -32,6 +34,7 @@
 #include "access/generic_xlog.h"
 #include "access/relation.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -97,7 +100,19 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	if (sbf_group_all_present(meta, BufferGetPage(buf), items, n))
 	{
+		XLogRecPtr	lsn = wal ? PageGetLSN(BufferGetPage(buf)) : InvalidXLogRecPtr;
+
 		UnlockReleaseBuffer(buf);
+
+		/*
+		 * The bits may come from another session's change whose WAL is not
+		 * flushed yet (its transaction is still open).  This transaction
+		 * takes no transaction id, so its COMMIT would not wait for that
+		 * WAL: flush it now, so that what a committed transaction was told
+		 * it added survives a crash.  Usually there is nothing to flush.
+		 */
+		if (wal)
+			XLogFlush(lsn);
 		for (i = 0; i < n; i++)
 			answers[items[i].index] = true;
 		return;
