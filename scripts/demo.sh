@@ -7,10 +7,12 @@
 # STREAM (default data/doccrawl-pg-python.tsv.gz, a breadth-first crawl of
 # the PostgreSQL 15 and Python 3.11 manuals) and marks every link that
 # leads to an already discovered URL, five ways: exactly (plain SQL),
-# with bloom and with stablebloom filters at a few memory budgets, and with
-# the offline sieve.  Prints one table (TP, FP, FN, precision, recall, F1,
-# seconds per method) and draws how the false-positive and false-negative
-# rates of bloom and stablebloom evolve along the stream at equal memory.
+# with bloom and with stablebloom filters at a few memory budgets, with
+# the offline sieve, and live: two crawler sessions replaying the stream at
+# the same time through one shared filter.  Prints one table (TP, FP, FN,
+# precision, recall, F1, seconds per method) and draws how the
+# false-positive and false-negative rates of bloom and stablebloom evolve
+# along the stream at equal memory.
 #
 #   STREAM         a file of URLs, gzipped or not: "pos<TAB>url" lines or
 #                  one URL a line (numbered from 1)
@@ -50,8 +52,15 @@ PLOT_BUDGET=${SBF_PLOT_BUDGET:-1024}
 SBF_HASHES=${SBF_HASHES:-2}
 SBF_FPR=${SBF_FPR:-0.2}
 FLUSHES=${SBF_FLUSHES:-10}
+# The live crawl: sessions, rows a batch, the shared filter's target rate
+LIVE_SESSIONS=${SBF_LIVE_SESSIONS:-2}
+LIVE_BATCH=${SBF_LIVE_BATCH:-1000}
+LIVE_FPR=${SBF_LIVE_FPR:-0.01}
 
 ensure_packages gnuplot-nox
+# an existing database given with --database keeps everything but the
+# sbf_demo schema; otherwise a throwaway cluster (stopped on exit)
+EXISTING_DATABASE=$DATABASE
 if [ -z "$DATABASE" ]; then
 	build_and_install
 	start_cluster
@@ -66,7 +75,7 @@ sql() { psql -A -t -c "SET search_path = sbf_demo, public" -c "$1"; }
 psql -c "CREATE EXTENSION IF NOT EXISTS sbf" >/dev/null 2>&1 ||
 	die "sbf is not installed on the server (make && sudo make install)"
 psql -c "DROP SCHEMA IF EXISTS sbf_demo CASCADE" -c "CREATE SCHEMA sbf_demo" >/dev/null 2>&1
-if [ -n "$DATABASE" ] && [ -z "${SBF_KEEP_CLUSTER:-}" ]; then
+if [ -n "$EXISTING_DATABASE" ] && [ -z "${SBF_KEEP_CLUSTER:-}" ]; then
 	trap 'psql -c "DROP SCHEMA IF EXISTS sbf_demo CASCADE" >/dev/null 2>&1 || true' EXIT
 fi
 
@@ -136,6 +145,73 @@ sql "DO \$\$
 				'$FLUSHES flushes, work_mem ' || current_setting('work_mem'),
 				round(extract(epoch FROM clock_timestamp() - started)::numeric, 2));
 	END \$\$"
+
+# A live crawl through a shared filter: $LIVE_SESSIONS sessions replay the
+# stream at the same time, in batches of $LIVE_BATCH rows in pos order dealt
+# in turn (session 1 takes batches 1, 3, 5, ..., session 2 batches 2, 4,
+# 6, ...), each batch one transaction that asks the filter about all its
+# URLs at once and records the answers.  Each session waits until all are
+# ready, so that they run together; the time is theirs together, from the
+# first start to the last finish.
+say "marking: shared bloom ($LIVE_SESSIONS sessions, batches of $LIVE_BATCH, capacity $distinct fpr $LIVE_FPR)"
+sql "CREATE TABLE live_batches AS
+		SELECT (row_number() OVER (ORDER BY pos) - 1) / $LIVE_BATCH + 1 AS batch, pos, url FROM crawl;
+	 CREATE INDEX ON live_batches (batch);
+	 ANALYZE live_batches;
+	 CREATE TABLE live_sessions (session int PRIMARY KEY, started timestamptz,
+								 finished timestamptz, batches int, rows bigint);
+	 SELECT shared_bloom_create('live_seen', $distinct, $LIVE_FPR)" >/dev/null
+sql "CREATE PROCEDURE live_session(me int, sessions int, filter regclass)
+	LANGUAGE plpgsql AS \$\$
+	DECLARE
+		last_batch bigint := (SELECT max(batch) FROM live_batches);
+		waiting_since timestamptz := clock_timestamp();
+		t0 timestamptz;
+		nbatches int := 0;
+		nrows bigint := 0;
+		answered bigint;
+	BEGIN
+		INSERT INTO live_sessions (session) VALUES (me);
+		COMMIT;
+		WHILE (SELECT count(*) FROM live_sessions) < sessions LOOP
+			IF clock_timestamp() > waiting_since + interval '60 s' THEN
+				RAISE 'session %: the other sessions did not start', me;
+			END IF;
+			PERFORM pg_sleep(0.001);
+		END LOOP;
+		t0 := clock_timestamp();
+		FOR b IN me .. last_batch BY sessions LOOP
+			INSERT INTO marks
+			SELECT 'shared bloom', a.pos, a.seen
+			  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
+						   shared_test_and_add(filter, array_agg(url ORDER BY pos)) AS seen
+					  FROM live_batches WHERE batch = b) x,
+				   unnest(x.pos, x.seen) AS a(pos, seen);
+			GET DIAGNOSTICS answered = ROW_COUNT;
+			nbatches := nbatches + 1;
+			nrows := nrows + answered;
+			COMMIT;
+		END LOOP;
+		UPDATE live_sessions
+		   SET started = t0, finished = clock_timestamp(), batches = nbatches, rows = nrows
+		 WHERE session = me;
+		COMMIT;
+	END \$\$"
+live_pids=()
+for session in $(seq 1 "$LIVE_SESSIONS"); do
+	sql "CALL live_session($session, $LIVE_SESSIONS, 'live_seen')" >/dev/null &
+	live_pids+=($!)
+done
+for pid in "${live_pids[@]}"; do
+	wait "$pid" || die "a session of the live crawl failed"
+done
+live_memory=$(numfmt --to=iec "$(sql "SELECT shared_info('live_seen')->>'size_bytes'")")
+sql "INSERT INTO runs (method, memory, parameters, seconds)
+	SELECT 'shared bloom', '${live_memory}B',
+		   '$LIVE_SESSIONS sessions, batches of $LIVE_BATCH, capacity $distinct fpr $LIVE_FPR: '
+		   || to_char(sum(rows) / greatest(extract(epoch FROM max(finished) - min(started)), 1e-6), 'FM999,999,999') || ' URLs/s',
+		   round(extract(epoch FROM max(finished) - min(started))::numeric, 2)
+	FROM live_sessions"
 
 sql "CREATE TABLE results AS
 	SELECT r.n, r.method, r.memory, r.parameters,
@@ -211,6 +287,11 @@ would skip), fn = repeats missed (pages fetched twice).  A Bloom filter never
 misses a repeat, but the more the stream outgrows it, the more first visits
 it flags; a stable Bloom filter keeps its false positives bounded by
 forgetting old URLs, which costs repeats missed.  The sieve is exact.
+In the live crawl each URL is answered "new" once across both sessions
+(never, if the filter's own false positive hides it), but the sessions
+run side by side, so the row told "new" may be a later occurrence than
+the URL's first: that first one then counts as an fp and the later one as
+an fn, although the crawler fetches the page once.
 
 Results: $OUT/results.tsv
 Picture: $OUT/duplicates.png
