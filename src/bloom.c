@@ -22,6 +22,7 @@
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -52,6 +53,30 @@ PG_FUNCTION_INFO_V1(bloom_fpr);
 PG_FUNCTION_INFO_V1(bloom_info);
 
 /*
+ * Every loop over a filter's words checks for interrupts once per this many
+ * words (8 MB, a few milliseconds of work), so that statement_timeout and
+ * pg_cancel_backend stop a 1 GB filter's loop at once rather than when it
+ * ends, at no measurable cost.
+ */
+#define BLOOM_WORDS_PER_INTERRUPT_CHECK	(UINT64CONST(1) << 20)
+
+/* palloc0, zeroing a large filter in interruptible steps */
+static void *
+bloom_palloc0(Size size)
+{
+	char	   *result = palloc(size);
+	Size		step = BLOOM_WORDS_PER_INTERRUPT_CHECK * sizeof(uint64);
+	Size		done;
+
+	for (done = 0; done < size; done += step)
+	{
+		CHECK_FOR_INTERRUPTS();
+		memset(result + done, 0, Min(step, size - done));
+	}
+	return result;
+}
+
+/*
  * Allocate an empty filter in CurrentMemoryContext: in the empty form
  * (header only), or materialized with its zeroed words, ready for
  * bloom_add_hash.  The parameters are checked before anything is
@@ -67,7 +92,7 @@ bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized)
 	sbf_check_hashes(hashes);
 
 	size = materialized ? BLOOM_SIZE(bits) : BLOOM_HEADER_SIZE;
-	filter = (Bloom) palloc0(size);
+	filter = (Bloom) bloom_palloc0(size);
 	SET_VARSIZE(filter, size);
 	filter->magic = SBF_MAGIC_BLOOM;
 	filter->version = SBF_BLOOM_VERSION;
@@ -215,12 +240,19 @@ void
 bloom_union_into(Bloom target, const BloomData *source)
 {
 	uint64		nwords = BLOOM_WORDS(target->bits);
+	uint64		start;
 	uint64		i;
 
 	if (BLOOM_IS_EMPTY(source))
 		return;
-	for (i = 0; i < nwords; i++)
-		target->words[i] |= source->words[i];
+	for (start = 0; start < nwords; start += BLOOM_WORDS_PER_INTERRUPT_CHECK)
+	{
+		uint64		end = Min(nwords, start + BLOOM_WORDS_PER_INTERRUPT_CHECK);
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = start; i < end; i++)
+			target->words[i] |= source->words[i];
+	}
 }
 
 /* Intersect SOURCE into TARGET: same parameters, checked by the caller */
@@ -228,13 +260,23 @@ void
 bloom_intersect_into(Bloom target, const BloomData *source)
 {
 	uint64		nwords = BLOOM_WORDS(target->bits);
+	uint64		start;
 	uint64		i;
 
 	Assert(target->bits == source->bits && target->hashes == source->hashes &&
 		   target->seed == source->seed);
 	Assert(!BLOOM_IS_EMPTY(target));
-	for (i = 0; i < nwords; i++)
-		target->words[i] &= BLOOM_IS_EMPTY(source) ? 0 : source->words[i];
+	for (start = 0; start < nwords; start += BLOOM_WORDS_PER_INTERRUPT_CHECK)
+	{
+		uint64		end = Min(nwords, start + BLOOM_WORDS_PER_INTERRUPT_CHECK);
+
+		CHECK_FOR_INTERRUPTS();
+		if (BLOOM_IS_EMPTY(source))
+			memset(&target->words[start], 0, (end - start) * sizeof(uint64));
+		else
+			for (i = start; i < end; i++)
+				target->words[i] &= source->words[i];
+	}
 }
 
 uint64
@@ -242,12 +284,19 @@ bloom_bits_set(const BloomData *filter)
 {
 	uint64		nwords = BLOOM_WORDS(filter->bits);
 	uint64		count = 0;
-	uint64		i;
+	uint64		start;
 
 	if (BLOOM_IS_EMPTY(filter))
 		return 0;
-	for (i = 0; i < nwords; i++)
-		count += pg_popcount64(filter->words[i]);
+	for (start = 0; start < nwords; start += BLOOM_WORDS_PER_INTERRUPT_CHECK)
+	{
+		uint64		n = Min(nwords - start, BLOOM_WORDS_PER_INTERRUPT_CHECK);
+
+		CHECK_FOR_INTERRUPTS();
+		/* a filter's words are aligned, so pg_popcount reads them whole */
+		count += pg_popcount((const char *) &filter->words[start],
+							 (int) (n * sizeof(uint64)));
+	}
 	return count;
 }
 
@@ -363,7 +412,7 @@ bloom_add_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 Datum
 bloom_add(PG_FUNCTION_ARGS)
 {
-	return bloom_add_common(fcinfo, SBF_ELEMENT_VARLENA);
+	return bloom_add_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
 }
 
 Datum
@@ -390,7 +439,7 @@ bloom_contains_common(FunctionCallInfo fcinfo, int filter_arg, int value_arg,
 Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(bloom_contains_common(fcinfo, 0, 1, SBF_ELEMENT_VARLENA));
+	PG_RETURN_BOOL(bloom_contains_common(fcinfo, 0, 1, sbf_varlena_kind(fcinfo, 1)));
 }
 
 Datum
@@ -403,7 +452,7 @@ bloom_contains_int8(PG_FUNCTION_ARGS)
 Datum
 bloom_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(bloom_contains_common(fcinfo, 1, 0, SBF_ELEMENT_VARLENA));
+	PG_RETURN_BOOL(bloom_contains_common(fcinfo, 1, 0, sbf_varlena_kind(fcinfo, 0)));
 }
 
 Datum
@@ -448,13 +497,24 @@ bloom_equal(Datum a_datum, Datum b_datum)
 {
 	Bloom		a = bloom_from_datum(a_datum);
 	Bloom		b = bloom_from_datum(b_datum);
+	uint64		nwords;
+	uint64		start;
 
 	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed ||
 		(a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
 		return false;
 	if (BLOOM_IS_EMPTY(a) || BLOOM_IS_EMPTY(b))
 		return bloom_bits_set(a) == 0 && bloom_bits_set(b) == 0;
-	return memcmp(a->words, b->words, BLOOM_WORDS(a->bits) * sizeof(uint64)) == 0;
+	nwords = BLOOM_WORDS(a->bits);
+	for (start = 0; start < nwords; start += BLOOM_WORDS_PER_INTERRUPT_CHECK)
+	{
+		uint64		n = Min(nwords - start, BLOOM_WORDS_PER_INTERRUPT_CHECK);
+
+		CHECK_FOR_INTERRUPTS();
+		if (memcmp(&a->words[start], &b->words[start], n * sizeof(uint64)) != 0)
+			return false;
+	}
+	return true;
 }
 
 Datum

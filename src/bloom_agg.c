@@ -74,7 +74,7 @@ bloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 Datum
 bloom_agg_trans(PG_FUNCTION_ARGS)
 {
-	return bloom_agg_trans_common(fcinfo, SBF_ELEMENT_VARLENA);
+	return bloom_agg_trans_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
 }
 
 Datum
@@ -109,7 +109,7 @@ bloom_agg_template_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 Datum
 bloom_agg_template_trans(PG_FUNCTION_ARGS)
 {
-	return bloom_agg_template_trans_common(fcinfo, SBF_ELEMENT_VARLENA);
+	return bloom_agg_template_trans_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
 }
 
 Datum

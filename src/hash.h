@@ -23,16 +23,22 @@ typedef struct SbfHash
 } SbfHash;
 
 /*
- * What SQL type an element has, which decides its bytes: text and bytea are
- * their varlena payload, bigint is 8 bytes little-endian.
+ * What SQL type an element has, which decides its bytes (hash.c): a text is
+ * its characters in UTF-8 whatever the database encoding, a bytea its bytes
+ * as they are, a bigint its 8 bytes little-endian.
+ *
+ * One C function serves both the text and the bytea form of each SQL
+ * function, so it asks sbf_varlena_kind which one it was called as.
  */
 typedef enum SbfElementKind
 {
-	SBF_ELEMENT_VARLENA,		/* text or bytea */
+	SBF_ELEMENT_TEXT,			/* text */
+	SBF_ELEMENT_BYTEA,			/* bytea */
 	SBF_ELEMENT_INT8			/* bigint */
 } SbfElementKind;
 
 extern SbfHash sbf_hash_bytes(const void *data, size_t len, uint64 seed);
+extern SbfElementKind sbf_varlena_kind(FunctionCallInfo fcinfo, int argno);
 extern SbfHash sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed);
 extern int64 sbf_signature(const void *data, size_t len);
 

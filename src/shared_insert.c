@@ -203,7 +203,7 @@ Datum
 shared_test_and_add(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-										SBF_ELEMENT_VARLENA));
+										sbf_varlena_kind(fcinfo, 1)));
 }
 
 /* shared_test_and_add(filter regclass, value bigint) -> bool */
@@ -225,7 +225,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 {
 	ArrayType  *values = PG_GETARG_ARRAYTYPE_P(1);
 	Oid			elemtype = ARR_ELEMTYPE(values);
-	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 : SBF_ELEMENT_VARLENA;
+	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 : SBF_ELEMENT_TEXT;
 	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	int16		typlen;

@@ -70,7 +70,7 @@ Datum
 shared_contains(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-								SBF_ELEMENT_VARLENA));
+								sbf_varlena_kind(fcinfo, 1)));
 }
 
 /* shared_contains(filter regclass, value bigint) -> bool */

@@ -36,6 +36,7 @@
 #include <math.h>
 
 #include "fmgr.h"
+#include "miscadmin.h"
 
 #include "format.h"
 #include "sizing.h"
@@ -133,8 +134,14 @@ bloom_fpr_after(uint64 bits, int hashes, double n)
  * The blocked layout's expected false-positive rate (Putze et al. 2007, see
  * the top of this file) with n elements in "blocks" blocks of
  * SBF_BLOCK_BITS bits.  The Poisson terms are summed where they matter,
- * within 12 standard deviations of lambda.
+ * within 12 standard deviations of lambda, one by one up to
+ * SBF_BLOCKED_FPR_TERMS of them.  Beyond that (more than 17 million
+ * elements per block, where the rate is 1 for any useful filter) the sum
+ * takes every h-th term times h: the pmf is then smooth over h, and the
+ * loop stays short and cannot stall where i + 1 == i in a double.
  */
+#define SBF_BLOCKED_FPR_TERMS	100000.0
+
 double
 sbf_blocked_fpr(uint64 blocks, int hashes, double n)
 {
@@ -142,16 +149,19 @@ sbf_blocked_fpr(uint64 blocks, int hashes, double n)
 	double		spread = 12.0 * sqrt(lambda) + 12.0;
 	double		lo = floor(fmax(0.0, lambda - spread));
 	double		hi = ceil(lambda + spread);
+	double		step = fmax(1.0, ceil((hi - lo) / SBF_BLOCKED_FPR_TERMS));
 	double		sum = 0.0;
 	double		i;
 
+	/* a few milliseconds a call; sbf_blocked_bloom_pages makes dozens */
+	CHECK_FOR_INTERRUPTS();
 	if (lambda <= 0.0)
 		return 0.0;
-	for (i = lo; i <= hi; i += 1.0)
+	for (i = lo; i <= hi; i += step)
 	{
 		double		pmf = exp(i * log(lambda) - lambda - lgamma(i + 1.0));
 
-		sum += pmf * bloom_fpr_after(SBF_BLOCK_BITS, hashes, i);
+		sum += step * pmf * bloom_fpr_after(SBF_BLOCK_BITS, hashes, i);
 	}
 	return sum;
 }

@@ -49,7 +49,7 @@ stablebloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 Datum
 stablebloom_agg_trans(PG_FUNCTION_ARGS)
 {
-	return stablebloom_agg_trans_common(fcinfo, SBF_ELEMENT_VARLENA);
+	return stablebloom_agg_trans_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
 }
 
 Datum

@@ -16,12 +16,20 @@
 
 #include "access/detoast.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "format.h"
 #include "value_io.h"
 
 static const char hexdigits[] = "0123456789abcdef";
+
+/*
+ * A value may be 1 GB: every loop and copy over its bytes checks for
+ * interrupts once per this many bytes (a few milliseconds of work), so that
+ * statement_timeout and pg_cancel_backend stop it at once.
+ */
+#define SBF_BYTES_PER_INTERRUPT_CHECK	((Size) 1 << 23)
 
 static inline int
 hex_value(char c)
@@ -42,12 +50,24 @@ hex_value(char c)
 struct varlena *
 sbf_value_from_text(const char *str, const char *typname)
 {
-	size_t		len = strlen(str);
+	size_t		len = 0;
 	size_t		ndigits;
 	size_t		nbytes;
 	struct varlena *result;
 	uint8	   *out;
+	size_t		start;
 	size_t		i;
+
+	/* strlen, interruptible: the text of a 512 MB value is 1 GB */
+	for (;;)
+	{
+		size_t		n = strnlen(str + len, SBF_BYTES_PER_INTERRUPT_CHECK);
+
+		len += n;
+		if (n < SBF_BYTES_PER_INTERRUPT_CHECK)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
 
 	if (len < 2 || str[0] != '\\' || str[1] != 'x')
 		ereport(ERROR,
@@ -73,19 +93,25 @@ sbf_value_from_text(const char *str, const char *typname)
 	SET_VARSIZE(result, nbytes + VARHDRSZ);
 	out = (uint8 *) VARDATA(result);
 
-	for (i = 0; i < nbytes; i++)
+	for (start = 0; start < nbytes; start += SBF_BYTES_PER_INTERRUPT_CHECK)
 	{
-		const char *pair = str + 2 + 2 * i;
-		int			hi = hex_value(pair[0]);
-		int			lo = hex_value(pair[1]);
+		size_t		end = Min(nbytes, start + SBF_BYTES_PER_INTERRUPT_CHECK);
 
-		if (hi < 0 || lo < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid input syntax for type %s", typname),
-					 errdetail("Character %zu is not a hexadecimal digit.",
-							   (size_t) (pair - str) + (hi < 0 ? 1 : 2))));
-		out[i] = (uint8) ((hi << 4) | lo);
+		CHECK_FOR_INTERRUPTS();
+		for (i = start; i < end; i++)
+		{
+			const char *pair = str + 2 + 2 * i;
+			int			hi = hex_value(pair[0]);
+			int			lo = hex_value(pair[1]);
+
+			if (hi < 0 || lo < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+						 errmsg("invalid input syntax for type %s", typname),
+						 errdetail("Character %zu is not a hexadecimal digit.",
+								   (size_t) (pair - str) + (hi < 0 ? 1 : 2))));
+			out[i] = (uint8) ((hi << 4) | lo);
+		}
 	}
 
 	return result;
@@ -98,6 +124,7 @@ sbf_value_to_text(const struct varlena *value)
 	const uint8 *in = (const uint8 *) VARDATA_ANY(value);
 	char	   *result;
 	char	   *out;
+	size_t		start;
 	size_t		i;
 
 	/* the hex form of a filter over 512 MB does not fit a 1 GB string */
@@ -111,10 +138,16 @@ sbf_value_to_text(const struct varlena *value)
 	out = result;
 	*out++ = '\\';
 	*out++ = 'x';
-	for (i = 0; i < nbytes; i++)
+	for (start = 0; start < nbytes; start += SBF_BYTES_PER_INTERRUPT_CHECK)
 	{
-		*out++ = hexdigits[in[i] >> 4];
-		*out++ = hexdigits[in[i] & 0x0f];
+		size_t		end = Min(nbytes, start + SBF_BYTES_PER_INTERRUPT_CHECK);
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = start; i < end; i++)
+		{
+			*out++ = hexdigits[in[i] >> 4];
+			*out++ = hexdigits[in[i] & 0x0f];
+		}
 	}
 	*out = '\0';
 	return result;
@@ -124,22 +157,37 @@ sbf_value_to_text(const struct varlena *value)
 struct varlena *
 sbf_value_from_binary(StringInfo buf, const char *typname)
 {
-	int			nbytes = buf->len - buf->cursor;
+	Size		nbytes = buf->len - buf->cursor;
 	struct varlena *result;
+	Size		done;
 
 	result = (struct varlena *) palloc(nbytes + VARHDRSZ);
 	SET_VARSIZE(result, nbytes + VARHDRSZ);
-	pq_copymsgbytes(buf, VARDATA(result), nbytes);
+	for (done = 0; done < nbytes; done += SBF_BYTES_PER_INTERRUPT_CHECK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pq_copymsgbytes(buf, VARDATA(result) + done,
+						(int) Min(SBF_BYTES_PER_INTERRUPT_CHECK, nbytes - done));
+	}
 	return result;
 }
 
 bytea *
 sbf_value_to_binary(const struct varlena *value)
 {
+	const char *data = VARDATA_ANY(value);
+	Size		nbytes = VARSIZE_ANY_EXHDR(value);
 	StringInfoData buf;
+	Size		done;
 
 	pq_begintypsend(&buf);
-	pq_sendbytes(&buf, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+	enlargeStringInfo(&buf, (int) nbytes);
+	for (done = 0; done < nbytes; done += SBF_BYTES_PER_INTERRUPT_CHECK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pq_sendbytes(&buf, data + done,
+					 (int) Min(SBF_BYTES_PER_INTERRUPT_CHECK, nbytes - done));
+	}
 	return pq_endtypsend(&buf);
 }
 
@@ -232,8 +280,15 @@ sbf_detoast_arg_cached(FunctionCallInfo fcinfo, int argno)
 struct varlena *
 sbf_value_copy(const struct varlena *value)
 {
-	struct varlena *copy = (struct varlena *) palloc(VARSIZE(value));
+	Size		size = VARSIZE(value);
+	struct varlena *copy = (struct varlena *) palloc(size);
+	Size		done;
 
-	memcpy(copy, value, VARSIZE(value));
+	for (done = 0; done < size; done += SBF_BYTES_PER_INTERRUPT_CHECK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		memcpy((char *) copy + done, (const char *) value + done,
+			   Min(SBF_BYTES_PER_INTERRUPT_CHECK, size - done));
+	}
 	return copy;
 }

@@ -12,7 +12,11 @@
  * The filter is copied once per partition into partition-local memory and
  * mutated in place for every row: the per-row cost is one hash and k
  * probes, never a copy of the filter.  The filter argument is read (and
- * detoasted) on the partition's first row only.
+ * detoasted) on the partition's first row only, and its header checked as
+ * every function checks a value it reads.  Its cells were checked once,
+ * when the value was input; the copies are not checked again (walking each
+ * partition's copy made 20 partitions of a 400-million-cell filter take
+ * 10 s instead of 1).
  *
  * One C entry point serves every filter type: the value's magic number
  * picks the insert operation.  NULL values are never duplicates and are
@@ -94,7 +98,6 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 			break;
 		case SBF_MAGIC_STABLEBLOOM:
 			copy = stablebloom_copy_datum(datum);
-			stablebloom_validate((StableBloom) copy, ERRCODE_DATA_CORRUPTED);
 			state->seed = ((StableBloom) copy)->seed;
 			state->insert = stablebloom_insert;
 			break;
@@ -136,7 +139,7 @@ is_duplicate_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 Datum
 is_duplicate(PG_FUNCTION_ARGS)
 {
-	return is_duplicate_common(fcinfo, SBF_ELEMENT_VARLENA);
+	return is_duplicate_common(fcinfo, sbf_varlena_kind(fcinfo, 0));
 }
 
 Datum

@@ -101,6 +101,23 @@ popcount64(uint64 word)
 
 int			(*pg_popcount64) (uint64 word) = popcount64;
 
+uint64
+pg_popcount(const char *buf, int bytes)
+{
+	uint64		count = 0;
+	uint64		word;
+	int			i = 0;
+
+	for (; i + 8 <= bytes; i += 8)
+	{
+		memcpy(&word, buf + i, 8);
+		count += __builtin_popcountll(word);
+	}
+	for (; i < bytes; i++)
+		count += __builtin_popcount((unsigned char) buf[i]);
+	return count;
+}
+
 bool
 errstart(int elevel, const char *domain)
 {
@@ -169,3 +186,22 @@ void		pq_begintypsend(StringInfo buf) NOT_CALLED
 void		pq_copymsgbytes(StringInfo msg, char *buf, int datalen) NOT_CALLED
 bytea	   *pq_endtypsend(StringInfo buf) NOT_CALLED
 void		pq_sendbytes(StringInfo buf, const char *data, int datalen) NOT_CALLED
+void		enlargeStringInfo(StringInfo str, int needed) NOT_CALLED
+
+/* Used by the hashing of SQL elements, which the fuzz target never calls */
+#include "catalog/namespace.h"
+#include "mb/pg_wchar.h"
+
+MemoryContext TopMemoryContext = NULL;
+
+Oid			get_fn_expr_argtype(FmgrInfo *flinfo, int argnum) NOT_CALLED
+Oid			getBaseType(Oid typid) NOT_CALLED
+int			GetDatabaseEncoding(void) NOT_CALLED
+const char *GetDatabaseEncodingName(void) NOT_CALLED
+Oid			FindDefaultConversionProc(int32 for_encoding, int32 to_encoding) NOT_CALLED
+void	   *MemoryContextAlloc(MemoryContext context, Size size) NOT_CALLED
+void	   *MemoryContextAllocHuge(MemoryContext context, Size size) NOT_CALLED
+void		fmgr_info_cxt(Oid functionId, FmgrInfo *finfo, MemoryContext mcxt) NOT_CALLED
+Datum		FunctionCall6Coll(FmgrInfo *flinfo, Oid collation, Datum arg1,
+							  Datum arg2, Datum arg3, Datum arg4, Datum arg5,
+							  Datum arg6) NOT_CALLED

@@ -1,0 +1,185 @@
+
+# Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
+
+# A text is hashed as its characters in UTF-8, whatever the database
+# encoding, so a filter or a url_signature made in a UTF8 database answers
+# alike in a LATIN1 (or SQL_ASCII) database it is copied or restored into:
+# no false negative for a non-ASCII URL.  A bytea is hashed as its bytes.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use SbfTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = SbfTest::new_node('encodings');
+my $dir = PostgreSQL::Test::Utils::tempdir;
+
+my $nurls = 5;
+
+foreach my $encoding ('UTF8', 'LATIN1', 'SQL_ASCII')
+{
+	my $db = lc($encoding) . 'db';
+	$node->safe_psql('postgres',
+		"CREATE DATABASE $db ENCODING '$encoding' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+	);
+	$node->safe_psql($db, 'CREATE EXTENSION sbf');
+}
+
+# In the UTF8 database: the URLs, typed as Unicode escapes (all but the
+# last have a non-ASCII character, and all are LATIN1 characters), filters
+# of them (the stable Bloom filter fed in the order of the URLs' UTF-8
+# bytes, the same in every database), and their signatures, as sieve_flush
+# would store them in "seen"
+$node->safe_psql(
+	'utf8db', q{
+CREATE TABLE urls (url text PRIMARY KEY);
+INSERT INTO urls VALUES
+	(U&'caf\00E9'),
+	(U&'https://m\00FCnchen.example/stra\00DFe'),
+	(U&'https://example.org/\00BD-price?q=a\00F1o'),
+	(U&'https://example.org/ol\00E9'),
+	('https://example.org/plain-ascii');
+CREATE TABLE filters (name text PRIMARY KEY, b bloom, s stablebloom);
+INSERT INTO filters
+SELECT 'binary COPY', bloom_agg(url, 1000, 0.001),
+	   stablebloom_agg(url, stablebloom_sized(10000, 0.01, 3, 3) ORDER BY convert_to(url, 'UTF8'))
+FROM urls;
+CREATE TABLE seen (url text PRIMARY KEY, sig bigint NOT NULL);
+INSERT INTO seen SELECT url, url_signature(url) FROM urls;
+});
+my $text_forms = $node->safe_psql('utf8db',
+	"SELECT format('(%L, %L::bloom, %L::stablebloom)', 'text form', b, s) FROM filters");
+
+# Moved out: the filters through binary COPY, the URLs and signatures
+# through text COPY in UTF-8, each database holding the same characters in
+# its own encoding (a SQL_ASCII database holds the UTF-8 bytes as they are)
+$node->safe_psql(
+	'utf8db', qq{
+COPY filters TO '$dir/filters.bin' (FORMAT binary);
+COPY urls TO '$dir/urls.txt' (ENCODING 'UTF8');
+COPY seen TO '$dir/seen.txt' (ENCODING 'UTF8');
+});
+
+# Each URL present, in each filter; the signatures computed in UTF8 equal
+# the ones computed here
+my $checks = q{
+SELECT name,
+	   count(*) FILTER (WHERE b @> url) AS bloom,
+	   count(*) FILTER (WHERE s @> url) AS stablebloom,
+	   count(*) FILTER (WHERE b @> convert_to(url, 'UTF8')) AS utf8_bytea,
+	   (SELECT count(*) FROM seen WHERE sig = url_signature(url)) AS signatures
+FROM filters, urls
+GROUP BY name ORDER BY name
+};
+
+foreach my $db ('latin1db', 'sql_asciidb')
+{
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE urls (url text PRIMARY KEY);
+COPY urls FROM '$dir/urls.txt' (ENCODING 'UTF8');
+CREATE TABLE filters (name text PRIMARY KEY, b bloom, s stablebloom);
+COPY filters FROM '$dir/filters.bin' (FORMAT binary);
+INSERT INTO filters VALUES $text_forms;
+CREATE TABLE seen (url text PRIMARY KEY, sig bigint NOT NULL);
+COPY seen FROM '$dir/seen.txt' (ENCODING 'UTF8');
+});
+	my $found = $node->safe_psql($db, $checks) =~ s/\n/; /gr;
+	is( $found,
+		"binary COPY|$nurls|$nurls|$nurls|$nurls; text form|$nurls|$nurls|$nurls|$nurls",
+		"$db: the $nurls URLs are present in the UTF8 database's bloom and stablebloom moved by binary COPY and by their text form, and their url_signature is the one computed in UTF8 ($found)"
+	);
+
+	# the same filters, built here
+	my $same = $node->safe_psql(
+		$db, q{
+SELECT bloom_agg(url, 1000, 0.001) = (SELECT b FROM filters WHERE name = 'binary COPY'),
+	   stablebloom_agg(url, stablebloom_sized(10000, 0.01, 3, 3) ORDER BY convert_to(url, 'UTF8'))
+		 = (SELECT s FROM filters WHERE name = 'binary COPY')
+FROM urls});
+	is($same, 't|t',
+		"$db: bloom_agg and stablebloom_agg of the URLs build the UTF8 database's very filters ($same)"
+	);
+
+	# is_duplicate marks every URL of the moved filter a duplicate
+	my $duplicates = $node->safe_psql(
+		$db, q{
+SELECT count(*) FILTER (WHERE d)
+FROM (SELECT is_duplicate(url, (SELECT b FROM filters WHERE name = 'binary COPY')) OVER () AS d
+	  FROM urls) s});
+	is($duplicates, $nurls,
+		"$db: is_duplicate over the moved bloom finds the $nurls URLs ($duplicates)");
+}
+
+# sieve_flush in LATIN1 finds the URLs in a "seen" of signatures computed
+# in UTF8: nothing new for the frontier
+my $appended = $node->safe_psql(
+	'latin1db', q{
+CREATE TABLE sigs (sig bigint PRIMARY KEY);
+INSERT INTO sigs SELECT sig FROM seen;
+CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL);
+INSERT INTO discovered SELECT row_number() OVER (), url FROM urls;
+SELECT sieve_flush('sigs', 'discovered', 'frontier');
+});
+is($appended, 0,
+	"latin1db: sieve_flush of the $nurls URLs against the signatures computed in UTF8 appends $appended to the frontier"
+);
+
+# A shared filter fed the URLs in LATIN1 is the one fed them in UTF8
+my @snapshots = map {
+	$node->safe_psql(
+		$_, q{
+SELECT shared_bloom_create('shared_urls', 1000, 0.001);
+SELECT count(*) FROM urls WHERE NOT shared_test_and_add('shared_urls', url);
+SELECT md5(shared_bloom_snapshot('shared_urls')::text);
+}) =~ s/\n/; /gr
+} ('utf8db', 'latin1db');
+is($snapshots[1], $snapshots[0],
+	"shared_test_and_add of the URLs fills the same shared filter in UTF8 ($snapshots[0]) and in LATIN1 ($snapshots[1])"
+);
+
+# url_signature of 'caf\00E9' typed in LATIN1 is the one typed in UTF8
+my @signatures =
+  map { $node->safe_psql($_, q{SELECT url_signature(U&'caf\00E9')}) }
+  ('utf8db', 'latin1db');
+is($signatures[1], $signatures[0],
+	"url_signature('caf\\00E9') is $signatures[0] in UTF8 and $signatures[1] in LATIN1"
+);
+
+# A bytea is its bytes, not characters: a URL's LATIN1 bytes are another
+# element than its UTF-8 bytes (only the ASCII URL is found)
+my $latin1_bytes = $node->safe_psql('latin1db',
+	q{SELECT count(*) FILTER (WHERE b @> convert_to(url, 'LATIN1')) FROM filters, urls WHERE name = 'binary COPY'}
+);
+is($latin1_bytes, 1,
+	"latin1db: the LATIN1 bytes of the URLs, as bytea, are other elements: $latin1_bytes of $nurls found (the ASCII one)"
+);
+
+# pg_dump of the UTF8 database restored into a new LATIN1 database
+my $dump = "$dir/utf8db.dump";
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('utf8db') ],
+	'pg_dump -Fc of the UTF8 database');
+$node->safe_psql('postgres',
+	"CREATE DATABASE restored ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+);
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
+	'pg_restore into a LATIN1 database');
+my $restored = $node->safe_psql(
+	'restored', q{
+SELECT count(*) FILTER (WHERE b @> seen.url), count(*) FILTER (WHERE s @> seen.url),
+	   count(*) FILTER (WHERE shared_contains('shared_urls', seen.url)),
+	   count(*) FILTER (WHERE sig = url_signature(seen.url))
+FROM filters, seen});
+is($restored, "$nurls|$nurls|$nurls|$nurls",
+	"restored in LATIN1: the $nurls URLs are in the restored bloom, stablebloom and shared filter, and keep their signatures ($restored)"
+);
+
+SbfTest::no_crash($node);
+
+done_testing();
