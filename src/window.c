@@ -29,6 +29,7 @@
 #include "bloom.h"
 #include "format.h"
 #include "hash.h"
+#include "slidingbloom.h"
 #include "stablebloom.h"
 
 PG_FUNCTION_INFO_V1(is_duplicate);
@@ -54,6 +55,13 @@ static bool
 stablebloom_insert(void *filter, SbfHash hash)
 {
 	return stablebloom_add_hash((StableBloom) filter, hash);
+}
+
+/* One arrival: test, store (per the filter's refresh flag) and count */
+static bool
+slidingbloom_insert(void *filter, SbfHash hash)
+{
+	return slidingbloom_arrive_hash((SlidingBloom) filter, hash);
 }
 
 /*
@@ -97,6 +105,11 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 			stablebloom_validate((StableBloom) copy, ERRCODE_DATA_CORRUPTED);
 			state->seed = ((StableBloom) copy)->seed;
 			state->insert = stablebloom_insert;
+			break;
+		case SBF_MAGIC_SLIDINGBLOOM:
+			copy = slidingbloom_copy_datum(datum);
+			state->seed = ((SlidingBloom) copy)->seed;
+			state->insert = slidingbloom_insert;
 			break;
 		default:
 			ereport(ERROR,
