@@ -167,7 +167,7 @@ slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 							 filter->generation, (uint64) PG_INT64_MAX / filter->slices);
 	if (filter->window < 1 ||
 		filter->window > (uint64) (filter->slices - filter->hashes) * filter->generation)
-		SLIDINGBLOOM_INVALID("The window is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " (l generations).",
+		SLIDINGBLOOM_INVALID("The window is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " (l * g).",
 							 filter->window,
 							 (uint64) (filter->slices - filter->hashes) * filter->generation);
 	if (filter->generation_fill >= filter->generation)
