@@ -189,9 +189,11 @@ typedef StableBloomData *StableBloom;
  * A value is stored in the k newest slices; it is present when some k
  * consecutive slices, in age order, all have its bit set.  Every
  * "generation" (g) arrivals the oldest slice is cleared and becomes the
- * newest.  Physical slice q (0 <= q < slices, whatever its age) is probed
- * at the q-th index of the element's enhanced double-hashing sequence
- * (hash.h) mod m, so a stored bit stays findable as its slice ages.
+ * newest.  Physical slice q (0 <= q < slices, whatever its age) holds the
+ * element's bit floor(mix(x_q) * m / 2^64), x_q the q-th value of the
+ * enhanced double-hashing sequence (hash.h) before reduction and mix
+ * SplitMix64's output function (slidingbloom_probe), so a stored bit stays
+ * findable as its slice ages.
  *
  * payload offset  size  field
  *   0             4     magic       = SBF_MAGIC_SLIDINGBLOOM

@@ -17,6 +17,7 @@
 
 #include "format.h"
 #include "hash.h"
+#include "prng.h"
 
 #define SLIDINGBLOOM_SIZE(slices, slice_bits) \
 	(SLIDINGBLOOM_HEADER_SIZE + \
@@ -33,13 +34,20 @@ extern SlidingBloom slidingbloom_from_datum(Datum datum);
 extern SlidingBloom slidingbloom_copy_datum(Datum datum);
 
 /*
- * The probe of physical slice q: the q-th index of the enhanced double
- * hashing sequence of hash.h, mod m.  Unrolling that recurrence
- * (x += y; y += i) gives it in closed form,
+ * The bit of physical slice q: the q-th value of the enhanced double
+ * hashing sequence of hash.h, taken before its reduction mod m.  Unrolling
+ * that recurrence (x += y; y += i) gives it in closed form,
  *
  *		x_q = h1 + q h2 + q (q - 1) (q - 2) / 6		(mod 2^64),
  *
- * so a query can probe the slices in any order, each in O(1).
+ * so a query probes the slices in any order, each in O(1).  x_q is then
+ * mixed with SplitMix64's output function (prng.h) and reduced by
+ * multiply-high: each slice gets an independent position.  Reducing x_q
+ * mod m directly would make the element's positions in all slices a
+ * function of (h1 mod m, h2 mod m), one of only m^2 patterns; slices are
+ * small (m is the filter's size over the number of slices), and a new
+ * value sharing the pattern of any stored one is a false positive in
+ * every slice: 3% instead of 1% at a window of 100, measured.
  */
 static inline uint64
 slidingbloom_probe(SbfHash hash, uint32 q, uint64 slice_bits)
@@ -47,7 +55,7 @@ slidingbloom_probe(SbfHash hash, uint32 q, uint64 slice_bits)
 	uint64		x = hash.h1 + (uint64) q * hash.h2 +
 		(uint64) q * (q - 1) * (q - 2) / 6;
 
-	return x % slice_bits;
+	return prng_below(splitmix64_next(&x), slice_bits);
 }
 
 /* The words of physical slice q */
