@@ -676,7 +676,7 @@ slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
 	while (slidingbloom_fpr_for(*hashes, *slices, *slice_bits, *generation) > fpr)
 	{
 		*slice_bits += 64;
-		if ((uint64) *slices * SLIDINGBLOOM_SLICE_WORDS(*slice_bits) > SLIDINGBLOOM_MAX_WORDS)
+		if (SLIDINGBLOOM_SLICE_WORDS(*slice_bits) > SLIDINGBLOOM_MAX_WORDS / (uint64) *slices)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("a sliding bloom filter for a window of " INT64_FORMAT " at false-positive rate %g is too large",

@@ -84,7 +84,7 @@ slidingbloom_check_params(int64 slice_bits, int32 hashes, int32 slices,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%d generations of " INT64_FORMAT " arrivals do not fit a bigint",
 						slices, generation)));
-	if ((uint64) slices * SLIDINGBLOOM_SLICE_WORDS(slice_bits) > SLIDINGBLOOM_MAX_WORDS)
+	if (SLIDINGBLOOM_SLICE_WORDS(slice_bits) > SLIDINGBLOOM_MAX_WORDS / (uint64) slices)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a sliding bloom filter of %d slices of " INT64_FORMAT " bits is too large",
@@ -155,8 +155,9 @@ slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 	if ((filter->flags & ~known) != 0)
 		SLIDINGBLOOM_INVALID("Unknown flags 0x%x are set.",
 							 (unsigned) (filter->flags & ~known));
+	/* divided, not multiplied: slices * words could wrap around */
 	if (filter->slice_bits < 1 ||
-		(uint64) filter->slices * SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits) > SLIDINGBLOOM_MAX_WORDS)
+		SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits) > SLIDINGBLOOM_MAX_WORDS / filter->slices)
 		SLIDINGBLOOM_INVALID("The number of bits per slice is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for %u slices.",
 							 filter->slice_bits,
 							 SLIDINGBLOOM_MAX_WORDS / filter->slices * 64,
