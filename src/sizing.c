@@ -488,8 +488,12 @@ slidingbloom_fills(double *fill, int slices, int hashes, double slice_bits,
 	{
 		double		n = a < hashes ? a * generation + phase : hashes * generation;
 
-		if (slice_bits == 0)
+		if (n <= 0.0)
+			fill[a] = 0.0;
+		else if (slice_bits == 0)
 			fill[a] = -expm1(-n);
+		else if (slice_bits == 1)
+			fill[a] = 1.0;		/* log1p(-1) is -infinity */
 		else
 			fill[a] = -expm1(n * log1p(-1.0 / slice_bits));
 	}
