@@ -256,17 +256,22 @@ FROM budget,
 ORDER BY 2, 1, 4, 3, 6;
 
 -- Sliding filters of the budget: the largest window each rate allows
+CREATE TEMP TABLE windows AS
+	SELECT bits, fpr, sbf_study.window_for(bits, fpr) AS w
+	FROM (SELECT DISTINCT bits FROM sbf_study.grid) b,
+		 unnest(:'sliding_fprs'::float8[] || 0.01::float8) fpr
+	GROUP BY bits, fpr;
 INSERT INTO sbf_study.grid (method, bits, hashes, target_fpr, "window", refresh)
-SELECT 'slidingbloom', bits, 0, fpr, sbf_study.window_for(bits, fpr), refresh
-FROM (SELECT DISTINCT bits FROM sbf_study.grid) b,
-	 unnest(:'sliding_fprs'::float8[]) fpr,
-	 (VALUES (false), (true)) r(refresh)
+SELECT 'slidingbloom', bits, 0, fpr, w, refresh
+FROM windows, (VALUES (false), (true)) r(refresh)
+WHERE w > 0 AND fpr = ANY (:'sliding_fprs'::float8[])
 ORDER BY 2, 4, 6;
-DELETE FROM sbf_study.grid WHERE method = 'slidingbloom' AND "window" = 0;
 
 -- The other methods' wf1 is against the window of the budget at fpr 0.01
-UPDATE sbf_study.grid g SET "window" = sbf_study.window_for(g.bits, 0.01)
-WHERE method <> 'slidingbloom';
+UPDATE sbf_study.grid g SET "window" = w.w
+FROM windows w
+WHERE g.method <> 'slidingbloom' AND w.bits = g.bits AND w.fpr = 0.01;
+DROP TABLE windows;
 SQL
 
 	counts=$(psql -At -F ' ' -c "

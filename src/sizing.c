@@ -611,7 +611,9 @@ slidingbloom_max_load(int hashes, int slices, double fpr)
 
 /*
  * The structure for a window and a false-positive rate (see above).  The
- * last (window, fpr) asked is remembered: sizing takes a few milliseconds.
+ * largest loads depend on the rate only: they are kept for the last rate
+ * asked (a few milliseconds to compute), so planning many windows at one
+ * rate costs little; the last answer is kept too.
  */
 void
 slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
@@ -623,6 +625,8 @@ slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
 				last_slices;
 	static uint64 last_slice_bits,
 				last_generation;
+	static double loads_fpr = 0;
+	static double loads[SLIDINGBLOOM_SIZED_MAX_SLICES][SLIDINGBLOOM_SIZED_MAX_SLICES];
 	double		bits_per_element = -log2(fpr);
 	int			k_low;
 	int			k_high;
@@ -643,13 +647,25 @@ slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
 	k_low = (int) fmax(1.0, floor(bits_per_element) - 2.0);
 	k_high = (int) fmin(SLIDINGBLOOM_SIZED_MAX_SLICES - 1, ceil(bits_per_element) + 8.0);
 	k_low = Min(k_low, k_high);
+	if (fpr != loads_fpr)
+	{
+		loads_fpr = 0;			/* incomplete until the loop ends */
+		for (k = k_low; k <= k_high; k++)
+		{
+			int			l;
+
+			for (l = 1; k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES; l++)
+				loads[k][l] = slidingbloom_max_load(k, k + l, fpr);
+		}
+		loads_fpr = fpr;
+	}
 	for (k = k_low; k <= k_high; k++)
 	{
 		int			l;
 
 		for (l = 1; k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES; l++)
 		{
-			double		load = slidingbloom_max_load(k, k + l, fpr);
+			double		load = loads[k][l];
 			double		g;
 			double		words;
 
