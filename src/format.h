@@ -249,7 +249,9 @@ typedef SlidingBloomData *SlidingBloom;
 #define SLIDINGBLOOM_FLAG_REFRESH	0x0002
 
 #define SLIDINGBLOOM_HEADER_SIZE	offsetof(SlidingBloomData, words)
-#define SLIDINGBLOOM_SLICE_WORDS(slice_bits)	(((uint64) (slice_bits) + 63) / 64)
+/* ceil(m / 64), without the wrap-around of m + 63 near 2^64 */
+#define SLIDINGBLOOM_SLICE_WORDS(slice_bits) \
+	((uint64) (slice_bits) / 64 + ((uint64) (slice_bits) % 64 != 0))
 #define SLIDINGBLOOM_MAX_SLICES		256
 
 /* The most words all slices together may take in 1 GB */

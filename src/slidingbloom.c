@@ -157,6 +157,7 @@ slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 							 (unsigned) (filter->flags & ~known));
 	/* divided, not multiplied: slices * words could wrap around */
 	if (filter->slice_bits < 1 ||
+		filter->slice_bits > SLIDINGBLOOM_MAX_WORDS * 64 ||
 		SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits) > SLIDINGBLOOM_MAX_WORDS / filter->slices)
 		SLIDINGBLOOM_INVALID("The number of bits per slice is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for %u slices.",
 							 filter->slice_bits,
