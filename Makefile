@@ -34,10 +34,11 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve shared slidingbloom slidingbloom_errors
+	stablebloom_errors sieve sieve_hardening shared shared_errors slidingbloom \
+	slidingbloom_errors
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
-	sieve_read_committed shared_concurrency
+	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

@@ -182,15 +182,17 @@ SELECT sieve_flush('seen', 'discovered_parts', 'frontier') AS appended;
 SELECT pos, url FROM frontier WHERE url LIKE '%/parts/%' ORDER BY pos;
 SELECT count(*) AS left_in_partitions FROM discovered_parts;
 
--- Privileges are checked before anything is locked or read: SELECT and
--- INSERT on seen, SELECT and DELETE on discovered, INSERT on frontier
+-- Privileges are checked before anything is locked or read: SELECT,
+-- INSERT and UPDATE (or DELETE, or TRUNCATE: what LOCK TABLE asks for the
+-- SHARE ROW EXCLUSIVE lock the flush takes) on seen, SELECT and DELETE on
+-- discovered, INSERT on frontier
 INSERT INTO discovered VALUES (400, 'https://example.org/by-the-crawler');
 CREATE ROLE regress_sbf_crawler;
 GRANT SELECT ON seen, discovered, frontier TO regress_sbf_crawler;
 SET ROLE regress_sbf_crawler;
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier') $$);
 RESET ROLE;
-GRANT INSERT ON seen TO regress_sbf_crawler;
+GRANT INSERT, UPDATE ON seen TO regress_sbf_crawler;
 SET ROLE regress_sbf_crawler;
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered', 'frontier') $$);
 RESET ROLE;
@@ -204,7 +206,7 @@ RESET ROLE;
 CREATE TABLE seen_rls (sig bigint PRIMARY KEY);
 ALTER TABLE seen_rls ENABLE ROW LEVEL SECURITY;
 CREATE POLICY all_rows ON seen_rls USING (true);
-GRANT SELECT, INSERT ON seen_rls TO regress_sbf_crawler;
+GRANT SELECT, INSERT, UPDATE ON seen_rls TO regress_sbf_crawler;
 SET ROLE regress_sbf_crawler;
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_rls', 'discovered', 'frontier') $$);
 RESET ROLE;

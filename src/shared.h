@@ -12,7 +12,13 @@
  *
  * The metapage never changes after creation, so each backend reads it once
  * and keeps it in the relcache entry's rd_amcache, with the number of
- * blocks it last saw (a probe of a page below it costs no lseek).
+ * blocks it last saw (a probe of a page below it costs no lseek).  What
+ * gives a filter other parameters gives it new storage (TRUNCATE, then a
+ * restore), which invalidates the relcache entry and the copy with it.
+ *
+ * Every page that is not new is checked to have the layout it was given
+ * (sbf_shared_check_page) before anything is read from it or written to
+ * it: a damaged header is an ERROR, not a write outside the page.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,8 +61,9 @@ extern const TableAmRoutine sbf_filter_methods;
 
 /* shared_page.c */
 extern Relation sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode);
-extern void sbf_shared_check_relation(Relation rel);
+extern void sbf_shared_check_relation(Relation rel, int *page_att, int *data_att);
 extern void sbf_shared_check_recovery(Relation rel);
+extern bool sbf_shared_has_meta(Relation rel);
 extern const SbfSharedMeta *sbf_shared_meta(Relation rel);
 extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 									 const char *relname);
@@ -68,6 +75,7 @@ extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
 extern void sbf_shared_write_page(Relation rel, BlockNumber blkno,
 								  uint64 prng, const uint8 *block);
 extern bool sbf_block_is_zero(const uint8 *block);
+extern void sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno);
 
 /* shared_create.c */
 extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
@@ -83,6 +91,29 @@ static inline uint64
 sbf_shared_page_cells(const SbfSharedMeta *meta)
 {
 	return meta->block_bits / meta->cell_bits;
+}
+
+/*
+ * A page that is not new must have the layout sbf_shared_page_init gave it:
+ * its block (or the metapage's fields) right after the header, pd_lower at
+ * their end, and the special space at the end of the page.  Checked
+ * whenever such a page is read, before anything is taken from it: a
+ * corrupted header would otherwise put the special space outside the page,
+ * and a pd_lower inside the block would make generic WAL zero part of it.
+ */
+static inline void
+sbf_shared_check_page(Relation rel, Page page, BlockNumber blkno)
+{
+	PageHeader	header = (PageHeader) page;
+	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
+		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
+	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
+
+	if (unlikely(header->pd_pagesize_version != (BLCKSZ | PG_PAGE_LAYOUT_VERSION) ||
+				 header->pd_lower != MAXALIGN(SizeOfPageHeaderData) + contents ||
+				 header->pd_upper != special ||
+				 header->pd_special != special))
+		sbf_shared_page_corrupted(rel, page, blkno);
 }
 
 static inline uint8 *

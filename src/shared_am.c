@@ -11,13 +11,15 @@
  *
  *	- a scan yields one row (page, data) per materialized page: page 0 with
  *	  the metapage's 64 bytes, then each data page that is not all zeros
- *	  with its PRNG state (8 bytes) and block (SBF_BLOCK_BYTES);
+ *	  with its PRNG state (8 bytes) and block (SBF_BLOCK_BYTES), in page
+ *	  order (backwards too, for a SCROLL cursor);
  *	- inserting rows writes them back, after checking them: page 0 first,
  *	  into an empty filter, then data pages in any order.
  *
- * UPDATE, DELETE, indexes, TABLESAMPLE, row locks and fetches by ctid have
- * no meaning here and are refused; VACUUM has nothing to do and ANALYZE
- * samples nothing.  There is no MVCC: a scan sees the pages as they are.
+ * UPDATE, DELETE, indexes, TABLESAMPLE and row locks have no meaning here
+ * and are refused; VACUUM has nothing to do and ANALYZE samples nothing.
+ * The row of page n has the ctid (n,1), and can be fetched by it.  There
+ * is no MVCC: a scan sees the pages as they are.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +38,7 @@
 #include "miscadmin.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
+#include "utils/snapmgr.h"
 
 #include "shared.h"
 
@@ -57,10 +60,14 @@ typedef struct SbfScanDescData
 {
 	TableScanDescData base;
 	BlockNumber nblocks;		/* blocks to look at (serial scan) */
-	BlockNumber next;			/* next of them (serial scan) */
-	bool		started;		/* parallel scan: has a start block */
+	BlockNumber current;		/* block last looked at (serial scan) */
+	bool		started;		/* serial scan: current is valid; parallel
+								 * scan: has a start block */
+	bool		empty;			/* no metapage: no rows */
 	ParallelBlockTableScanWorkerData pbw;
 	BufferAccessStrategy strategy;
+	int			page_att;		/* the columns' indexes in the descriptor */
+	int			data_att;
 	bytea	   *row;			/* the data column, reused for every row */
 } SbfScanDescData;
 
@@ -81,12 +88,25 @@ sbf_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 
 	if (flags & SO_TYPE_SAMPLESCAN)
 		sbf_am_unsupported("TABLESAMPLE");
-	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDSCAN | SO_TYPE_TIDRANGESCAN))
-		sbf_am_unsupported("fetching rows by ctid");
-	sbf_shared_check_relation(rel);
+	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
+		sbf_am_unsupported("bitmap or TID range scans");
 	sbf_shared_check_recovery(rel);
 
 	scan = palloc0(sizeof(SbfScanDescData));
+	/*
+	 * ANALYZE takes no row: neither a column added by mistake nor a damaged
+	 * metapage stops it (and so a database-wide ANALYZE)
+	 */
+	if (flags & SO_TYPE_ANALYZE)
+	{
+		scan->data_att = 1;
+		scan->empty = true;
+	}
+	else
+	{
+		sbf_shared_check_relation(rel, &scan->page_att, &scan->data_att);
+		scan->empty = !sbf_shared_has_meta(rel);
+	}
 	scan->base.rs_rd = rel;
 	scan->base.rs_snapshot = snapshot;
 	scan->base.rs_nkeys = nkeys;
@@ -104,6 +124,9 @@ sbf_scan_end(TableScanDesc sscan)
 {
 	SbfScanDesc scan = (SbfScanDesc) sscan;
 
+	/* a parallel scan's snapshot, restored and registered by tableam.c */
+	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->base.rs_snapshot);
 	FreeAccessStrategy(scan->strategy);
 	pfree(scan->row);
 	pfree(scan);
@@ -116,20 +139,52 @@ sbf_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
 {
 	SbfScanDesc scan = (SbfScanDesc) sscan;
 
-	scan->next = 0;
 	scan->started = false;
 }
 
-/* The next block to look at, or InvalidBlockNumber at the end */
+/*
+ * The next block to look at in the given direction, or InvalidBlockNumber
+ * at the end.  As heapam does, a serial scan that ran off either end
+ * starts again from that end: after a cursor has fetched every row
+ * forwards, FETCH BACKWARD returns the last row.
+ */
 static BlockNumber
-sbf_scan_next_block(SbfScanDesc scan)
+sbf_scan_next_block(SbfScanDesc scan, ScanDirection direction)
 {
 	Relation	rel = scan->base.rs_rd;
 	ParallelBlockTableScanDesc pbscan =
 	(ParallelBlockTableScanDesc) scan->base.rs_parallel;
 
 	if (pbscan == NULL)
-		return scan->next < scan->nblocks ? scan->next++ : InvalidBlockNumber;
+	{
+		if (ScanDirectionIsForward(direction))
+		{
+			BlockNumber next = scan->started ? scan->current + 1 : 0;
+
+			if (next >= scan->nblocks)
+			{
+				scan->started = false;
+				return InvalidBlockNumber;
+			}
+			scan->current = next;
+		}
+		else if (ScanDirectionIsBackward(direction))
+		{
+			if (scan->started ? scan->current == 0 : scan->nblocks == 0)
+			{
+				scan->started = false;
+				return InvalidBlockNumber;
+			}
+			scan->current = scan->started ? scan->current - 1 : scan->nblocks - 1;
+		}
+		else
+			return InvalidBlockNumber;
+		scan->started = true;
+		return scan->current;
+	}
+
+	if (!ScanDirectionIsForward(direction))
+		elog(ERROR, "a parallel scan of a shared filter only goes forwards");
 	if (!scan->started)
 	{
 		table_block_parallelscan_startblock_init(rel, &scan->pbw, pbscan);
@@ -139,15 +194,15 @@ sbf_scan_next_block(SbfScanDesc scan)
 }
 
 /*
- * Put page blkno's row into the scan's row buffer, or return false when it
- * has none (a data page never written or all zeros, a block past the
- * filter's data pages).
+ * Put page blkno's data column into row (allocated for the largest), or
+ * return false when the page has no row (a data page never written or all
+ * zeros, a block past the filter's data pages).
  */
 static bool
-sbf_scan_read_row(SbfScanDesc scan, BlockNumber blkno)
+sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
+			 bytea *row)
 {
-	Relation	rel = scan->base.rs_rd;
-	char	   *data = VARDATA(scan->row);
+	char	   *data = VARDATA(row);
 	Buffer		buf;
 	Page		page;
 	bool		found;
@@ -155,20 +210,22 @@ sbf_scan_read_row(SbfScanDesc scan, BlockNumber blkno)
 	if (blkno != SBF_METAPAGE_BLKNO && blkno > sbf_shared_meta(rel)->pages)
 		return false;
 
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, scan->strategy);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	found = !PageIsNew(page);
+	if (found)
+		sbf_shared_check_page(rel, page, blkno);
 	if (found && blkno == SBF_METAPAGE_BLKNO)
 	{
 		memcpy(data, PageGetContents(page), sizeof(SbfSharedMeta));
-		SET_VARSIZE(scan->row, VARHDRSZ + sizeof(SbfSharedMeta));
+		SET_VARSIZE(row, VARHDRSZ + sizeof(SbfSharedMeta));
 	}
 	else if (found)
 	{
 		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
 		memcpy(data + sizeof(uint64), sbf_page_block(page), SBF_BLOCK_BYTES);
-		SET_VARSIZE(scan->row, VARHDRSZ + SBF_ROW_DATA_SIZE);
+		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
 	UnlockReleaseBuffer(buf);
@@ -179,6 +236,24 @@ sbf_scan_read_row(SbfScanDesc scan, BlockNumber blkno)
 	return found;
 }
 
+/* Store page blkno's row in a virtual slot; dropped columns are NULL */
+static void
+sbf_store_row(TupleTableSlot *slot, Relation rel, BlockNumber blkno,
+			  bytea *row, int page_att, int data_att)
+{
+	int			i;
+
+	for (i = 0; i < slot->tts_tupleDescriptor->natts; i++)
+		slot->tts_isnull[i] = true;
+	slot->tts_values[page_att] = Int64GetDatum((int64) blkno);
+	slot->tts_isnull[page_att] = false;
+	slot->tts_values[data_att] = PointerGetDatum(row);
+	slot->tts_isnull[data_att] = false;
+	ExecStoreVirtualTuple(slot);
+	ItemPointerSet(&slot->tts_tid, blkno, FirstOffsetNumber);
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
 static bool
 sbf_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 					 TupleTableSlot *slot)
@@ -187,21 +262,75 @@ sbf_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	BlockNumber blkno;
 
 	ExecClearTuple(slot);
-	while ((blkno = sbf_scan_next_block(scan)) != InvalidBlockNumber)
+	if (scan->empty)
+		return false;
+	while ((blkno = sbf_scan_next_block(scan, direction)) != InvalidBlockNumber)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!sbf_scan_read_row(scan, blkno))
+		if (!sbf_read_row(scan->base.rs_rd, blkno, scan->strategy, scan->row))
 			continue;
-		slot->tts_values[0] = Int64GetDatum((int64) blkno);
-		slot->tts_isnull[0] = false;
-		slot->tts_values[1] = PointerGetDatum(scan->row);
-		slot->tts_isnull[1] = false;
-		ExecStoreVirtualTuple(slot);
-		ItemPointerSet(&slot->tts_tid, blkno, FirstOffsetNumber);
-		slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
+		sbf_store_row(slot, scan->base.rs_rd, blkno, scan->row,
+					  scan->page_att, scan->data_att);
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Fetching a row by ctid (a Tid Scan, an AFTER ROW trigger, UPDATE and
+ * DELETE before they are refused): the row of page blkno is (blkno, 1).
+ * There is one version of a row, the page as it is now.
+ */
+static bool
+sbf_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+							TupleTableSlot *slot)
+{
+	BlockNumber blkno = ItemPointerGetBlockNumberNoCheck(tid);
+	int			page_att;
+	int			data_att;
+	bytea	   *row;
+	bool		found;
+
+	sbf_shared_check_relation(rel, &page_att, &data_att);
+	sbf_shared_check_recovery(rel);
+	ExecClearTuple(slot);
+	if (ItemPointerGetOffsetNumberNoCheck(tid) != FirstOffsetNumber ||
+		blkno >= RelationGetNumberOfBlocks(rel))
+		return false;
+
+	row = palloc(VARHDRSZ + SBF_ROW_DATA_SIZE);
+	found = sbf_read_row(rel, blkno, NULL, row);
+	if (found)
+	{
+		sbf_store_row(slot, rel, blkno, row, page_att, data_att);
+		/* the slot keeps a copy of the row in its own memory */
+		ExecMaterializeSlot(slot);
+	}
+	pfree(row);
+	return found;
+}
+
+static bool
+sbf_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	SbfScanDesc scan = (SbfScanDesc) sscan;
+
+	return ItemPointerGetOffsetNumberNoCheck(tid) == FirstOffsetNumber &&
+		ItemPointerGetBlockNumberNoCheck(tid) < scan->nblocks;
+}
+
+/* A row has one version: the latest is the one asked for */
+static void
+sbf_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+}
+
+/* ... and it is visible to every snapshot (a foreign key's check asks) */
+static bool
+sbf_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							 Snapshot snapshot)
+{
+	return true;
 }
 
 /*
@@ -284,16 +413,19 @@ static void
 sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
-	sbf_shared_check_relation(rel);
+	int			page_att;
+	int			data_att;
+
+	sbf_shared_check_relation(rel, &page_att, &data_att);
 	slot_getallattrs(slot);
-	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+	if (slot->tts_isnull[page_att] || slot->tts_isnull[data_att])
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("a row of shared filter \"%s\" must have a page and its data",
 						RelationGetRelationName(rel))));
-	sbf_insert_row(rel, DatumGetInt64(slot->tts_values[0]),
-				   DatumGetByteaPP(slot->tts_values[1]));
-	ItemPointerSet(&slot->tts_tid, (BlockNumber) DatumGetInt64(slot->tts_values[0]),
+	sbf_insert_row(rel, DatumGetInt64(slot->tts_values[page_att]),
+				   DatumGetByteaPP(slot->tts_values[data_att]));
+	ItemPointerSet(&slot->tts_tid, (BlockNumber) DatumGetInt64(slot->tts_values[page_att]),
 				   FirstOffsetNumber);
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
@@ -320,7 +452,7 @@ sbf_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	SMgrRelation srel;
 
-	sbf_shared_check_relation(rel);
+	sbf_shared_check_relation(rel, NULL, NULL);
 	*freezeXid = InvalidTransactionId;
 	*minmulti = InvalidMultiXactId;
 
@@ -394,8 +526,8 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	*num_tuples = 0;
 	*tups_vacuumed = 0;
 	*tups_recently_dead = 0;
-	/* an empty table (truncated, or never given its metapage) stays empty */
-	if (RelationGetNumberOfBlocks(OldTable) == 0)
+	/* a table without metapage (truncated, or never given one) is empty */
+	if (!sbf_shared_has_meta(OldTable))
 		return;
 	meta = *sbf_shared_meta(OldTable);
 	sbf_shared_init_storage(NewTable, &meta);
@@ -413,6 +545,7 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		UnlockReleaseBuffer(buf);
 		if (PageIsNew((Page) copy.data))
 			continue;
+		sbf_shared_check_page(OldTable, (Page) copy.data, (BlockNumber) blkno);
 		sbf_shared_write_page(NewTable, (BlockNumber) blkno,
 							  sbf_page_opaque((Page) copy.data)->prng,
 							  sbf_page_block((Page) copy.data));
@@ -493,35 +626,6 @@ sbf_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 					  bool *call_again, bool *all_dead)
 {
 	sbf_am_unsupported("indexes");
-	return false;
-}
-
-static bool
-sbf_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
-							TupleTableSlot *slot)
-{
-	sbf_am_unsupported("UPDATE or fetching rows by ctid");
-	return false;
-}
-
-static bool
-sbf_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
-{
-	sbf_am_unsupported("fetching rows by ctid");
-	return false;
-}
-
-static void
-sbf_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
-{
-	sbf_am_unsupported("fetching rows by ctid");
-}
-
-static bool
-sbf_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
-							 Snapshot snapshot)
-{
-	sbf_am_unsupported("row visibility checks");
 	return false;
 }
 

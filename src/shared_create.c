@@ -22,12 +22,14 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -43,8 +45,18 @@ PG_FUNCTION_INFO_V1(shared_stablebloom_create);
 /*
  * Write the metapage and give the relation its full, sparse size; for an
  * unlogged relation write the metapage into the init fork too.  The
- * relation must be empty and locked exclusively.  Also used to restore a
- * dump (the row of page 0) and to copy a filter.
+ * relation must have no metapage: be empty, or have a block 0 never
+ * written (a restore of page 0 that a crash interrupted after extending
+ * the relation; what follows block 0 is then zeros too, since no data page
+ * reaches the disk before the WAL that came after the metapage's).  Also
+ * used to restore a dump (the row of page 0) and to copy a filter.
+ *
+ * Restoring holds only the RowExclusiveLock of INSERT, so two sessions may
+ * insert a page 0 into the same empty table at once: the relation
+ * extension lock, held from the check that the relation is empty to its
+ * extension, lets one of them write block 0 and tells the other that the
+ * filter already has its metapage (rather than letting it write its
+ * metapage as block 1, a data page).
  */
 void
 sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
@@ -52,16 +64,24 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 	PGAlignedBlock block;
 	Buffer		buf;
 
-	if (RelationGetNumberOfBlocks(rel) != 0)
+	/* as for any logged change: COMMIT then flushes the WAL */
+	if (RelationNeedsWAL(rel))
+		(void) GetTopTransactionId();
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	else
+		buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
+	Assert(BufferGetBlockNumber(buf) == SBF_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (!PageIsNew(BufferGetPage(buf)))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shared filter \"%s\" already has a metapage",
 						RelationGetRelationName(rel)),
 				 errdetail("Page 0 can only be written into an empty filter.")));
 
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	Assert(BufferGetBlockNumber(buf) == SBF_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	START_CRIT_SECTION();
 	sbf_shared_page_init(BufferGetPage(buf), meta, SBF_METAPAGE_BLKNO);
 	MarkBufferDirty(buf);
@@ -72,8 +92,10 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 
 	/* the data pages: a hole up to the last one */
 	memset(block.data, 0, BLCKSZ);
-	smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, (BlockNumber) meta->pages,
-			   block.data, false);
+	if (meta->pages >= RelationGetNumberOfBlocks(rel))
+		smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, (BlockNumber) meta->pages,
+				   block.data, false);
+	UnlockRelationForExtension(rel, ExclusiveLock);
 
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
 	{

@@ -98,6 +98,8 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	int			i;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (!PageIsNew(BufferGetPage(buf)))
+		sbf_shared_check_page(rel, BufferGetPage(buf), items[0].page);
 	if (sbf_group_all_present(meta, BufferGetPage(buf), items, n))
 	{
 		XLogRecPtr	lsn = wal ? PageGetLSN(BufferGetPage(buf)) : InvalidXLogRecPtr;

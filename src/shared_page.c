@@ -29,6 +29,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "shared.h"
@@ -54,6 +55,11 @@ sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a shared filter", RelationGetRelationName(rel)),
 				 errdetail("A shared filter is a table of access method sbf_filter, made by shared_bloom_create or shared_stablebloom_create.")));
+	/* its pages are in the local buffers of the session that made it */
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
 	sbf_shared_check_recovery(rel);
 	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
 	if (aclresult != ACLCHECK_OK)
@@ -79,22 +85,55 @@ sbf_shared_check_recovery(Relation rel)
  * A shared filter's table has exactly the columns (page bigint, data
  * bytea): its rows are its pages.  Checked when the table is made and
  * whenever it is scanned or written, since ALTER TABLE can add columns.
+ * Dropped columns are allowed anywhere (ALTER TABLE ... DROP COLUMN of a
+ * column added by mistake must give the filter back); *page_att and
+ * *data_att, when given, are set to the two columns' indexes in the tuple
+ * descriptor.
  */
 void
-sbf_shared_check_relation(Relation rel)
+sbf_shared_check_relation(Relation rel, int *page_att, int *data_att)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
+	int			live[2];
+	int			nlive = 0;
+	int			i;
 
-	if (desc->natts != 2 ||
-		TupleDescAttr(desc, 0)->attisdropped ||
-		TupleDescAttr(desc, 0)->atttypid != INT8OID ||
-		TupleDescAttr(desc, 1)->attisdropped ||
-		TupleDescAttr(desc, 1)->atttypid != BYTEAOID)
+	for (i = 0; i < desc->natts; i++)
+	{
+		if (TupleDescAttr(desc, i)->attisdropped)
+			continue;
+		if (nlive < 2)
+			live[nlive] = i;
+		nlive++;
+	}
+	if (nlive != 2 ||
+		TupleDescAttr(desc, live[0])->atttypid != INT8OID ||
+		TupleDescAttr(desc, live[1])->atttypid != BYTEAOID)
+	{
+		/* name the columns, not the table: a rewrite's is a transient one */
+		StringInfoData columns;
+
+		initStringInfo(&columns);
+		for (i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attisdropped)
+				continue;
+			appendStringInfo(&columns, "%s%s %s", columns.len > 0 ? ", " : "",
+							 quote_identifier(NameStr(att->attname)),
+							 format_type_be(att->atttypid));
+		}
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a table of access method sbf_filter must have exactly the columns (page bigint, data bytea)"),
-				 errdetail("Table \"%s\" has other columns.", RelationGetRelationName(rel)),
-				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create.")));
+				 errdetail("The table has the columns (%s).", columns.data),
+				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create; drop any column added to one.")));
+	}
+	if (page_att != NULL)
+		*page_att = live[0];
+	if (data_att != NULL)
+		*data_att = live[1];
 }
 
 /*
@@ -148,6 +187,27 @@ sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 						 meta->capacity, meta->fpr);
 }
 
+/*
+ * Does the relation have its metapage?  An empty relation (after TRUNCATE,
+ * or CREATE TABLE ... USING sbf_filter) has none; nor has one whose block 0
+ * was never written: a restore of page 0 interrupted by a crash extends
+ * the relation, but the WAL record of its metapage may be lost.
+ */
+bool
+sbf_shared_has_meta(Relation rel)
+{
+	Buffer		buf;
+	bool		isnew;
+
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		return false;
+	buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	isnew = PageIsNew(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return !isnew;
+}
+
 /* Read and check the metapage */
 static void
 sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
@@ -168,14 +228,18 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
 	page = BufferGetPage(buf);
 	isnew = PageIsNew(page);
 	if (!isnew)
+	{
+		sbf_shared_check_page(rel, page, SBF_METAPAGE_BLKNO);
 		memcpy(meta, PageGetContents(page), sizeof(SbfSharedMeta));
+	}
 	UnlockReleaseBuffer(buf);
 
 	if (isnew)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("metapage of shared filter \"%s\" is not initialized",
-						RelationGetRelationName(rel))));
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shared filter \"%s\" has no metapage", RelationGetRelationName(rel)),
+				 errdetail("Its page 0 was never written, as after a crash during a restore of page 0."),
+				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create, or restore one with COPY FROM starting with its page 0.")));
 	sbf_shared_validate_meta(meta, ERRCODE_DATA_CORRUPTED, RelationGetRelationName(rel));
 }
 
@@ -327,6 +391,28 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 	else
 		MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+}
+
+/* sbf_shared_check_page found a page whose header is not a shared filter's */
+void
+sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno)
+{
+	PageHeader	header = (PageHeader) page;
+	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
+		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
+	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("page %u of shared filter \"%s\" is corrupted",
+					blkno, RelationGetRelationName(rel)),
+			 errdetail("Its header has size and version 0x%04x, pd_lower %u, pd_upper %u and pd_special %u, not 0x%04x, %u, %u and %u.",
+					   (unsigned) header->pd_pagesize_version,
+					   (unsigned) header->pd_lower, (unsigned) header->pd_upper,
+					   (unsigned) header->pd_special,
+					   (unsigned) (BLCKSZ | PG_PAGE_LAYOUT_VERSION),
+					   (unsigned) (MAXALIGN(SizeOfPageHeaderData) + contents),
+					   (unsigned) special, (unsigned) special)));
 }
 
 bool

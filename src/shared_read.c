@@ -54,7 +54,11 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 		Page		page = BufferGetPage(buf);
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		found = !PageIsNew(page) && sbf_page_test(&meta, sbf_page_block(page), hash);
+		if (!PageIsNew(page))
+		{
+			sbf_shared_check_page(rel, page, BufferGetBlockNumber(buf));
+			found = sbf_page_test(&meta, sbf_page_block(page), hash);
+		}
 		UnlockReleaseBuffer(buf);
 	}
 	relation_close(rel, NoLock);
@@ -95,7 +99,10 @@ sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		written = !PageIsNew(page);
 		if (written)
+		{
+			sbf_shared_check_page(rel, page, blkno);
 			memcpy(dest, sbf_page_block(page), SBF_BLOCK_BYTES);
+		}
 		UnlockReleaseBuffer(buf);
 	}
 	if (!written)

@@ -21,7 +21,9 @@
  *	   into Z (in ascending signature order) and its (pos, url) goes to a
  *	   second tuplesort, on pos.  The lookup is a merge with Z read in
  *	   signature order when Z is not much larger than the batch, and a
- *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO);
+ *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO),
+ *	   Z's size judged from its pages on disk, which no stale statistics
+ *	   can understate;
  *	3. appends the sorted new URLs to F in ascending discovery position.
  *
  * Both sorts are PostgreSQL's external sort, each bounded by half of
@@ -29,7 +31,10 @@
  * beyond it, so memory does not grow with the size of A or Z.  Rows are
  * deleted by one statement and inserted in batches, through SPI, so
  * triggers, constraints, defaults and permissions apply as for SQL, without
- * a round trip per row.
+ * a round trip per row.  A batch of URLs is bounded by bytes as well as by
+ * rows (a quarter of work_mem), and URLs stay as A stored them, compressed
+ * if they were, from the DELETE to the INSERT into F, so memory does not
+ * grow with the URLs' length either.
  *
  * Concurrency: the flush takes SHARE ROW EXCLUSIVE on Z, so two flushes on
  * the same Z serialize (and nobody else writes to Z meanwhile), but rows
@@ -44,18 +49,24 @@
  * delete a row the other took or to insert a signature the other inserted.
  * An error or a ROLLBACK leaves all three tables as they were.
  *
- * Privileges are checked before any lock is taken; row-level security on
- * seen is refused (the index probes would bypass it), and so are rules on
- * A.  Row-level security on A applies as to any DELETE ... RETURNING: the
- * rows its policies hide stay.  So does the memory of AFTER ROW DELETE
- * triggers on A (a foreign key that references it, say): PostgreSQL queues
- * an event per row deleted until the statement ends.
+ * Privileges are checked before any lock is taken: those of the statements
+ * the flush runs, and those LOCK TABLE asks for the locks it takes.
+ * Row-level security on seen is refused (the index probes would bypass it),
+ * and so are rules on A, tables that share rows through partitioning or
+ * inheritance, and a Z with inheritance children (the lookups read Z
+ * alone, where SELECT would read its children too).  Row-level security on
+ * A applies as to any DELETE ... RETURNING: the rows its policies hide
+ * stay.  So does the memory of AFTER ROW DELETE triggers on A (a foreign
+ * key that references it, say): PostgreSQL queues an event per row deleted
+ * until the statement ends.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -66,11 +77,13 @@
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_inherits.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/bufpage.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -78,10 +91,12 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/queryenvironment.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
+#include "utils/tuplestore.h"
 
 #include "hash.h"
 
@@ -91,11 +106,37 @@ PG_FUNCTION_INFO_V1(sieve_flush);
 #define SIEVE_BATCH		10000
 
 /*
- * Merge with seen when it has fewer than this many rows per row read from
- * discovered, else probe its index.  Reading seen in order costs about a
- * quarter of a probe per row (bench/sieve_flush.sh).
+ * Merge with seen when it could hold fewer than this many rows per row read
+ * from discovered, else probe its index.  Reading seen in order costs about
+ * a quarter of a probe per row (bench/sieve_flush.sh).
  */
 #define SIEVE_MERGE_RATIO	4.0
+
+/*
+ * The most rows a page of seen can hold: a tuple header and sig, maxaligned,
+ * and a line pointer each (226 at 8 kB pages).  Pages times this is never
+ * below seen's true size, whatever ANALYZE last saw: a bulk load into a
+ * seen analysed while empty leaves reltuples at 0.
+ */
+#define SIEVE_SEEN_ROWS_PER_PAGE \
+	((BLCKSZ - SizeOfPageHeaderData) / \
+	 (MAXALIGN(SizeofHeapTupleHeader + sizeof(int64)) + sizeof(ItemIdData)))
+
+/*
+ * The rows appended to the frontier by one INSERT: at most SIEVE_BATCH, and
+ * URLs of at most a quarter of work_mem in all (as stored: compressed, if
+ * they were), beside the sort on position, which has half of work_mem.  A
+ * URL longer than that goes alone.  The INSERT reads them from a tuplestore
+ * registered as this ephemeral named relation, so they reach the frontier as
+ * they were stored, without being compressed again.
+ */
+#define SIEVE_BATCH_RELATION	"sieve_flush_batch"
+
+static Size
+frontier_batch_bytes(void)
+{
+	return (Size) work_mem * 1024 / 4;
+}
 
 /* The three tables, checked and locked */
 typedef struct SieveTables
@@ -182,20 +223,83 @@ find_signature_index(Relation seen)
 }
 
 /*
- * The privileges a flush needs, checked before any lock is taken, one at
- * a time (pg_class_aclcheck is satisfied by any one bit of its mode)
+ * The privileges a flush needs on a table, checked before any lock is
+ * taken: each privilege its statements need (one at a time, for
+ * pg_class_aclcheck is satisfied by any one bit of its mode), then what
+ * LOCK TABLE asks for the lock the flush takes there, so that nobody gets
+ * through sieve_flush a lock that LOCK TABLE would refuse them.
+ * PostgreSQL 15's LockTableAclCheck: ROW EXCLUSIVE needs INSERT, UPDATE,
+ * DELETE or TRUNCATE, the stronger modes UPDATE, DELETE or TRUNCATE.
  */
 static void
-check_privileges(Oid relid, AclMode mode)
+check_privileges(Oid relid, const char *role, AclMode statements,
+				 LOCKMODE lockmode)
 {
 	AclMode		bit;
+	AclMode		lock_any;
 
-	for (bit = 1; bit != 0 && bit <= mode; bit <<= 1)
-		if ((mode & bit) != 0 &&
+	for (bit = 1; bit != 0 && bit <= statements; bit <<= 1)
+		if ((statements & bit) != 0 &&
 			pg_class_aclcheck(relid, GetUserId(), bit) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV,
 						   get_relkind_objtype(get_rel_relkind(relid)),
 						   get_rel_name(relid));
+
+	Assert(lockmode >= RowExclusiveLock);
+	lock_any = ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE;
+	if (lockmode == RowExclusiveLock)
+		lock_any |= ACL_INSERT;
+	if (pg_class_aclcheck(relid, GetUserId(), lock_any) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(relid)),
+				 errdetail("sieve_flush locks %s relation \"%s\" in %s mode, for which LOCK TABLE needs %s privilege.",
+						   role, get_rel_name(relid),
+						   lockmode == RowExclusiveLock ? "ROW EXCLUSIVE" : "SHARE ROW EXCLUSIVE",
+						   lockmode == RowExclusiveLock ? "INSERT, UPDATE, DELETE or TRUNCATE" :
+						   "UPDATE, DELETE or TRUNCATE")));
+}
+
+/*
+ * No two of the tables may share rows through partitioning or inheritance,
+ * at any depth: the frontier a partition of discovered would be emptied by
+ * the next flush, discovered a partition of the frontier would be appended
+ * to while it is read.  And seen may have no inheritance children:
+ * SELECT ... FROM seen reads theirs too, but the flush looks signatures up
+ * in seen alone (its merge and its unique index), so a URL whose signature
+ * sits in a child would be appended again.  Called with the three tables
+ * locked, which keeps ALTER TABLE ... INHERIT and ATTACH PARTITION from
+ * changing their own parents meanwhile.
+ */
+static void
+check_no_overlap(SieveTables *t)
+{
+	Relation	rels[3] = {t->seen, t->discovered, t->frontier};
+	const char *roles[3] = {"seen", "discovered", "frontier"};
+
+	for (int i = 0; i < 3; i++)
+	{
+		List	   *inheritors = find_all_inheritors(RelationGetRelid(rels[i]),
+													 NoLock, NULL);
+
+		for (int j = 0; j < 3; j++)
+			if (j != i && list_member_oid(inheritors, RelationGetRelid(rels[j])))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s relation \"%s\" is a partition or inheritance child of %s relation \"%s\"",
+								roles[j], RelationGetRelationName(rels[j]),
+								roles[i], RelationGetRelationName(rels[i])),
+						 errdetail("seen, discovered and frontier must not share rows through partitioning or inheritance.")));
+
+		/* the first of the inheritors is the table itself */
+		if (rels[i] == t->seen && list_length(inheritors) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("seen relation \"%s\" has inheritance children",
+							RelationGetRelationName(t->seen)),
+					 errdetail("sieve_flush looks signatures up in seen alone, where SELECT would read its children too.")));
+		list_free(inheritors);
+	}
 }
 
 static void
@@ -207,12 +311,13 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 				 errmsg("seen, discovered and frontier must be three different tables")));
 
 	/*
-	 * Nobody may queue locks on tables they could not flush: check the
-	 * privileges first.  (The index probes read seen directly, hence SELECT.)
+	 * Nobody may queue or hold locks on tables they could not flush, or
+	 * could not lock with LOCK TABLE: check the privileges first.  (The
+	 * index probes read seen directly, hence SELECT.)
 	 */
-	check_privileges(seen, ACL_SELECT | ACL_INSERT);
-	check_privileges(discovered, ACL_SELECT | ACL_DELETE);
-	check_privileges(frontier, ACL_INSERT);
+	check_privileges(seen, "seen", ACL_SELECT | ACL_INSERT, ShareRowExclusiveLock);
+	check_privileges(discovered, "discovered", ACL_SELECT | ACL_DELETE, RowExclusiveLock);
+	check_privileges(frontier, "frontier", ACL_INSERT, RowExclusiveLock);
 
 	/* Serialize flushes on the same seen table before reading anything */
 	t->seen = table_open(seen, ShareRowExclusiveLock);
@@ -227,6 +332,7 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_column(t->discovered, "discovered", "url", TEXTOID);
 	check_column(t->frontier, "frontier", "pos", INT8OID);
 	check_column(t->frontier, "frontier", "url", TEXTOID);
+	check_no_overlap(t);
 	t->seen_index = find_signature_index(t->seen);
 
 	/*
@@ -273,9 +379,9 @@ prepare(const char *query, int nargs, Oid *argtypes)
 }
 
 /*
- * Run a prepared INSERT on arrays and check that it inserted every row: an
- * INSERT that misses rows met a trigger that skipped them, which is not
- * retryable.
+ * Run a prepared INSERT of a batch (an array of signatures, or the frontier's
+ * batch relation) and check that it inserted every row: an INSERT that
+ * misses rows met a trigger that skipped them, which is not retryable.
  */
 static void
 insert_batch(SPIPlanPtr plan, Datum *args, int expect, const char *what,
@@ -295,6 +401,37 @@ insert_batch(SPIPlanPtr plan, Datum *args, int expect, const char *what,
 						what, SPI_processed, expect),
 				 errdetail("A trigger on relation \"%s\" skipped rows.",
 						   RelationGetRelationName(rel))));
+}
+
+/* A new, empty batch for the frontier, registered as SIEVE_BATCH_RELATION */
+static Tuplestorestate *
+register_frontier_batch(TupleDesc desc, MemoryContext context)
+{
+	MemoryContext old;
+	EphemeralNamedRelation enr;
+
+	old = MemoryContextSwitchTo(context);
+	enr = palloc0(sizeof(EphemeralNamedRelationData));
+	enr->md.name = pstrdup(SIEVE_BATCH_RELATION);
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = SIEVE_BATCH;
+	enr->reldata = tuplestore_begin_heap(false, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "could not register the batch for the frontier");
+	return (Tuplestorestate *) enr->reldata;
+}
+
+static void
+unregister_frontier_batch(Tuplestorestate *rows, MemoryContext context)
+{
+	if (SPI_unregister_relation(SIEVE_BATCH_RELATION) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "could not unregister the batch for the frontier");
+	tuplestore_end(rows);
+	MemoryContextReset(context);
 }
 
 static Datum
@@ -331,6 +468,8 @@ discovered_receive(TupleTableSlot *returned, DestReceiver *self)
 {
 	DiscoveredReceiver *r = (DiscoveredReceiver *) self;
 	TupleTableSlot *slot = r->slot;
+	struct varlena *returned_url;
+	struct varlena *url;
 	text	   *url_text;
 
 	CHECK_FOR_INTERRUPTS();
@@ -343,17 +482,29 @@ discovered_receive(TupleTableSlot *returned, DestReceiver *self)
 						returned->tts_isnull[0] ? "pos" : "url"),
 				 errhint("Declare discovered.pos and discovered.url NOT NULL.")));
 
-	url_text = DatumGetTextPP(returned->tts_values[1]);
+	/*
+	 * The URL goes on as the table stored it, compressed if it was, so that
+	 * a long URL costs the sorts its compressed size and is appended to the
+	 * frontier without being compressed again (as INSERT ... SELECT does);
+	 * it is decompressed only to be hashed.
+	 */
+	returned_url = (struct varlena *) DatumGetPointer(returned->tts_values[1]);
+	url = VARATT_IS_EXTERNAL(returned_url) ? detoast_external_attr(returned_url) :
+		returned_url;
+	url_text = (text *) (VARATT_IS_COMPRESSED(url) ? detoast_attr(url) : url);
+
 	ExecClearTuple(slot);
 	slot->tts_values[0] = Int64GetDatum(sbf_signature(VARDATA_ANY(url_text),
 													  VARSIZE_ANY_EXHDR(url_text)));
 	slot->tts_values[1] = returned->tts_values[0];
-	slot->tts_values[2] = PointerGetDatum(url_text);
+	slot->tts_values[2] = PointerGetDatum(url);
 	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(r->by_signature, slot);
-	if ((Pointer) url_text != DatumGetPointer(returned->tts_values[1]))
+	if ((Pointer) url_text != (Pointer) url)
 		pfree(url_text);
+	if (url != returned_url)
+		pfree(url);
 	r->nread++;
 	return true;
 }
@@ -426,14 +577,14 @@ typedef struct SeenLookup
 static void
 seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 {
-	double		seen_rows = t->seen->rd_rel->reltuples;
-
-	/* never analyzed: estimate from its size, at 40 bytes a row */
-	if (seen_rows < 0)
-		seen_rows = (double) RelationGetNumberOfBlocks(t->seen) * (BLCKSZ / 40);
+	BlockNumber pages = RelationGetNumberOfBlocks(t->seen);
 
 	memset(lookup, 0, sizeof(SeenLookup));
-	lookup->merge = seen_rows < SIEVE_MERGE_RATIO * (double) nread;
+	lookup->merge = (double) pages * SIEVE_SEEN_ROWS_PER_PAGE <
+		SIEVE_MERGE_RATIO * (double) nread;
+	elog(DEBUG1, "sieve_flush: %s seen relation \"%s\" (%u pages, " UINT64_FORMAT " discovered rows)",
+		 lookup->merge ? "merging with" : "probing the index of",
+		 RelationGetRelationName(t->seen), pages, nread);
 	if (lookup->merge)
 	{
 		/* the cursor's snapshot does not see the rows this flush inserts */
@@ -535,14 +686,13 @@ sieve_flush(PG_FUNCTION_ARGS)
 	SPIPlanPtr	insert_seen;
 	SPIPlanPtr	insert_frontier;
 	Oid			int8array = INT8ARRAYOID;
-	Oid			frontier_types[2] = {INT8ARRAYOID, TEXTARRAYOID};
 	MemoryContext batch_context;
-	MemoryContext old;
+	Tuplestorestate *batch;
 	Datum	   *sigs;
-	Datum	   *positions;
-	Datum	   *urls;
 	int			nsigs = 0;
 	int			nurls = 0;
+	Size		url_bytes = 0;
+	Size		max_url_bytes = frontier_batch_bytes();
 	bool		have_previous = false;
 	int64		previous = 0;
 	int64		appended = 0;
@@ -589,8 +739,6 @@ sieve_flush(PG_FUNCTION_ARGS)
 								   t.seen_name,
 								   IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
 						  1, &int8array);
-	batch_context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
-										  ALLOCSET_DEFAULT_SIZES);
 	sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
 
 	seen_lookup_begin(&lookup, &t, nread);
@@ -637,42 +785,40 @@ sieve_flush(PG_FUNCTION_ARGS)
 
 	/* 3. the new URLs, appended to the frontier in discovery order */
 	tuplesort_performsort(by_position);
-	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT pg_catalog.unnest($1), pg_catalog.unnest($2)",
-									   t.frontier_name), 2, frontier_types);
-	positions = palloc(sizeof(Datum) * SIEVE_BATCH);
-	urls = palloc(sizeof(Datum) * SIEVE_BATCH);
+	batch_context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	batch = register_frontier_batch(pos_desc, batch_context);
+	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT pos, url FROM %s",
+									   t.frontier_name, SIEVE_BATCH_RELATION), 0, NULL);
 	for (;;)
 	{
-		bool		more = tuplesort_gettupleslot(by_position, true, true, pos_slot, NULL);
+		bool		more = tuplesort_gettupleslot(by_position, true, false, pos_slot, NULL);
+		bool		isnull;
+		Size		url_size = 0;
 
 		if (more)
-		{
-			bool		isnull;
+			url_size = VARSIZE_ANY(DatumGetPointer(slot_getattr(pos_slot, 2, &isnull)));
 
-			old = MemoryContextSwitchTo(batch_context);
-			positions[nurls] = slot_getattr(pos_slot, 1, &isnull);
-			urls[nurls] = PointerGetDatum(DatumGetTextPCopy(slot_getattr(pos_slot, 2, &isnull)));
-			MemoryContextSwitchTo(old);
-			nurls++;
-		}
-		if (nurls == SIEVE_BATCH || (!more && nurls > 0))
+		/* append the batch when it is full, or this URL would overflow it */
+		if (nurls > 0 &&
+			(!more || nurls == SIEVE_BATCH || url_bytes + url_size > max_url_bytes))
 		{
-			Datum		args[2];
-
-			old = MemoryContextSwitchTo(batch_context);
-			args[0] = int8_array(positions, nurls);
-			args[1] = PointerGetDatum(construct_array(urls, nurls, TEXTOID, -1,
-													  false, TYPALIGN_INT));
-			MemoryContextSwitchTo(old);
-			insert_batch(insert_frontier, args, nurls, "append to the frontier",
+			insert_batch(insert_frontier, NULL, nurls, "append to the frontier",
 						 t.frontier);
 			appended += nurls;
 			nurls = 0;
-			MemoryContextReset(batch_context);
+			url_bytes = 0;
+			unregister_frontier_batch(batch, batch_context);
+			batch = register_frontier_batch(pos_desc, batch_context);
 		}
 		if (!more)
 			break;
+
+		tuplestore_puttupleslot(batch, pos_slot);
+		url_bytes += url_size;
+		nurls++;
 	}
+	unregister_frontier_batch(batch, batch_context);
 	tuplesort_end(by_position);
 
 	SPI_finish();
