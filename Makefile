@@ -17,6 +17,8 @@ OBJS = \
 	src/bloom_agg.o \
 	src/stablebloom.o \
 	src/stablebloom_agg.o \
+	src/slidingbloom.o \
+	src/slidingbloom_agg.o \
 	src/window.o \
 	src/sieve.o \
 	src/shared_am.o \
@@ -32,7 +34,8 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve sieve_hardening shared shared_errors cancellation
+	stablebloom_errors sieve sieve_hardening shared shared_errors cancellation \
+	slidingbloom slidingbloom_errors
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl
@@ -51,7 +54,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
-	src/stablebloom.h src/prng.h src/agg.h src/shared.h
+	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

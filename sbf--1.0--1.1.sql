@@ -116,3 +116,205 @@ CREATE FUNCTION shared_stablebloom_snapshot(filter regclass) RETURNS stablebloom
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION shared_stablebloom_snapshot(regclass) IS
 	'a shared Stable Bloom filter as a stablebloom value (blocked layout) answering as the shared filter does; at most 1 GB';
+
+--
+-- The slidingbloom type: duplicates among the last w arrivals, never a
+-- false negative inside the window (an age-partitioned Bloom filter,
+-- Shtul, Baquero & Almeida 2020: k + l slices of m bits, g arrivals per
+-- generation)
+--
+
+CREATE TYPE slidingbloom;
+
+CREATE FUNCTION slidingbloom_in(cstring) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_out(slidingbloom) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_recv(internal) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_send(slidingbloom) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE slidingbloom (
+	INPUT = slidingbloom_in,
+	OUTPUT = slidingbloom_out,
+	RECEIVE = slidingbloom_recv,
+	SEND = slidingbloom_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = external
+);
+COMMENT ON TYPE slidingbloom IS
+	'Sliding Bloom filter: duplicates among the last window arrivals, no false negative inside the window';
+
+-- Planning
+
+CREATE FUNCTION slidingbloom_bytes("window" bigint, fpr double precision) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_bytes(bigint, double precision) IS
+	'bytes of slidingbloom_sized(window, fpr) once values arrive';
+
+-- Constructors
+
+CREATE FUNCTION slidingbloom_empty(slice_bits bigint, hashes integer, slices integer,
+								   generation bigint, seed bigint DEFAULT 0,
+								   refresh boolean DEFAULT false)
+	RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_empty(bigint, integer, integer, bigint, bigint, boolean) IS
+	'empty sliding bloom filter of slices slices of slice_bits bits, hashes of them per value, generation arrivals per generation; window (slices - hashes) * generation';
+
+CREATE FUNCTION slidingbloom_sized("window" bigint, fpr double precision,
+								   seed bigint DEFAULT 0, refresh boolean DEFAULT false)
+	RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_sized(bigint, double precision, bigint, boolean) IS
+	'empty sliding bloom filter of the fewest bytes for the window and false-positive rate; refresh: every sighting is stored, not only the values reported new';
+
+-- Arrivals and tests
+
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value text) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bytea) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bigint) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, text) IS 'filter after one arrival of value (NULL is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bytea) IS 'filter after one arrival of value (NULL is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bigint) IS 'filter after one arrival of value (NULL is no arrival)';
+
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bytea) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bigint) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, text) IS 'true if value was probably stored within the window (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bytea) IS 'true if value was probably stored within the window (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bigint) IS 'true if value was probably stored within the window (always, if it was)';
+
+CREATE FUNCTION slidingbloom_contained_by(value text, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contained_by' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contained_by(value bytea, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contained_by' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contained_by(value bigint, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contained_by_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_contained_by(text, slidingbloom) IS 'slidingbloom_contains with the arguments swapped';
+COMMENT ON FUNCTION slidingbloom_contained_by(bytea, slidingbloom) IS 'slidingbloom_contains with the arguments swapped';
+COMMENT ON FUNCTION slidingbloom_contained_by(bigint, slidingbloom) IS 'slidingbloom_contains with the arguments swapped';
+
+CREATE FUNCTION slidingbloom_eq(slidingbloom, slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_eq(slidingbloom, slidingbloom) IS
+	'same parameters, arrivals, position and bits';
+CREATE FUNCTION slidingbloom_ne(slidingbloom, slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_ne(slidingbloom, slidingbloom) IS 'not slidingbloom_eq';
+
+-- Statistics
+
+CREATE FUNCTION slidingbloom_stale_rate(filter slidingbloom, distance bigint)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_stale_rate(slidingbloom, bigint) IS
+	'probability that a value last stored distance arrivals ago is reported: 1 within the guaranteed window, then down to the false-positive rate';
+
+CREATE FUNCTION slidingbloom_info(slidingbloom) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_info(slidingbloom) IS
+	'parameters, arrivals, guaranteed window, false-positive rate bound and fill of each slice as jsonb';
+
+-- Operators
+
+CREATE OPERATOR @> (
+	LEFTARG = slidingbloom, RIGHTARG = text, PROCEDURE = slidingbloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR @> (
+	LEFTARG = slidingbloom, RIGHTARG = bytea, PROCEDURE = slidingbloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR @> (
+	LEFTARG = slidingbloom, RIGHTARG = bigint, PROCEDURE = slidingbloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR <@ (
+	LEFTARG = text, RIGHTARG = slidingbloom, PROCEDURE = slidingbloom_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR <@ (
+	LEFTARG = bytea, RIGHTARG = slidingbloom, PROCEDURE = slidingbloom_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR <@ (
+	LEFTARG = bigint, RIGHTARG = slidingbloom, PROCEDURE = slidingbloom_contained_by,
+	COMMUTATOR = @>
+);
+COMMENT ON OPERATOR @> (slidingbloom, text) IS 'filter probably contains value';
+COMMENT ON OPERATOR @> (slidingbloom, bytea) IS 'filter probably contains value';
+COMMENT ON OPERATOR @> (slidingbloom, bigint) IS 'filter probably contains value';
+COMMENT ON OPERATOR <@ (text, slidingbloom) IS 'value is probably contained in filter';
+COMMENT ON OPERATOR <@ (bytea, slidingbloom) IS 'value is probably contained in filter';
+COMMENT ON OPERATOR <@ (bigint, slidingbloom) IS 'value is probably contained in filter';
+
+CREATE OPERATOR = (
+	LEFTARG = slidingbloom, RIGHTARG = slidingbloom, PROCEDURE = slidingbloom_eq,
+	COMMUTATOR = =, NEGATOR = <>
+);
+COMMENT ON OPERATOR = (slidingbloom, slidingbloom) IS 'same parameters, bits and state';
+CREATE OPERATOR <> (
+	LEFTARG = slidingbloom, RIGHTARG = slidingbloom, PROCEDURE = slidingbloom_ne,
+	COMMUTATOR = <>, NEGATOR = =
+);
+COMMENT ON OPERATOR <> (slidingbloom, slidingbloom) IS 'different parameters, bits or state';
+
+-- The aggregate: arrivals in input order, from a starting filter.  No
+-- combine function (two windows do not merge), so it is not parallel
+-- safe; it runs in the leader, above any parallel scan.
+
+CREATE FUNCTION slidingbloom_agg_trans(internal, text, slidingbloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bytea, slidingbloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bigint, slidingbloom) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_int8' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_final(internal) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE;
+
+CREATE AGGREGATE slidingbloom_agg(value text, filter slidingbloom) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bytea, filter slidingbloom) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bigint, filter slidingbloom) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+COMMENT ON AGGREGATE slidingbloom_agg(text, slidingbloom) IS
+	'filter after the values arrived in input order: use ORDER BY a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bytea, slidingbloom) IS
+	'filter after the values arrived in input order: use ORDER BY a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bigint, slidingbloom) IS
+	'filter after the values arrived in input order: use ORDER BY a unique key';
+
+-- Marking duplicates within a window (the same C function as for the
+-- other types: the filter's magic number picks the arrival)
+
+CREATE FUNCTION is_duplicate(value text, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bytea, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bigint, filter slidingbloom) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate_int8' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION is_duplicate(text, slidingbloom) IS
+	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';
+COMMENT ON FUNCTION is_duplicate(bytea, slidingbloom) IS
+	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';
+COMMENT ON FUNCTION is_duplicate(bigint, slidingbloom) IS
+	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';

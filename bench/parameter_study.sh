@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Parameter study: how well do bloom and stablebloom mark the repeats of real
-# URL streams, at equal memory?  For each stream, and for each memory budget
+# Parameter study: how well do bloom, stablebloom and slidingbloom mark the
+# repeats of real URL streams, at equal memory?  For each stream, and for each memory budget
 # (a number of bits per distinct URL of the stream), it runs
 #
 #   is_duplicate(url, <filter>) OVER (ORDER BY pos)
 #
-# with a Bloom filter (k = bloom_optimal_hashes for the budget) and with
+# with a Bloom filter (k = bloom_optimal_hashes for the budget), with
 # Stable Bloom filters of every k, Max and target false-positive rate of the
 # grid (P from stablebloom_sized, cells = budget bits / bits per cell), and
-# prints one table per stream against the exact answer
+# with sliding Bloom filters of every target rate, refresh off and on (the
+# largest window whose slidingbloom_sized fits the budget), and prints one
+# table per stream against the exact answer
 # (row_number() OVER (PARTITION BY url ORDER BY pos) > 1):
 #
 #   tp  repeats flagged             fp  first visits flagged (pages skipped)
 #   fn  repeats missed (refetched)  precision, recall, f1 as usual
 #   p   decrements per insertion    seconds  the marking pass, joined to the
 #                                            exact answer to count
+#   window  the sliding filter's window; for the other methods the window a
+#           sliding filter of the budget holds at fpr 0.01, for wf1
+#   wf1     F1 against the windowed answer: a repeat of a URL met within
+#           the window - 1 arrivals before
 #
 #   bash bench/parameter_study.sh [STREAM ...] > study.txt
 #
@@ -55,7 +61,9 @@
 #   SBF_FPRS          stablebloom target false-positive rates, from which
 #                     stablebloom_sized derives P    (0.01 0.05 0.2 0.5)
 #
-# The default grid is 4 x (1 + 3 x 2 x 4) = 100 runs per stream; on 2 cores
+#   SBF_SLIDING_FPRS  slidingbloom target false-positive rates (0.01 0.05 0.2 0.5)
+#
+# The default grid is 4 x (1 + 3 x 2 x 4 + 4 x 2) = 132 runs per stream; on 2 cores
 # the three whole streams above take about 7 minutes (a run over 2M rows
 # takes 1.5 to 2.5 s).  SBF_MAXES="1 3 7" makes it 148 runs and about 10
 # minutes.
@@ -76,6 +84,7 @@ BITS_PER_URL=${SBF_BITS_PER_URL:-0.5 2 8 32}
 HASHES=${SBF_HASHES:-2 4 8}
 MAXES=${SBF_MAXES:-1 3}
 FPRS=${SBF_FPRS:-0.01 0.05 0.2 0.5}
+SLIDING_FPRS=${SBF_SLIDING_FPRS:-0.01 0.05 0.2 0.5}
 if [ $# -eq 0 ]; then
 	if [ -n "${SBF_STUDY_STREAMS:-}" ]; then
 		read -ra streams <<<"$SBF_STUDY_STREAMS"
@@ -111,8 +120,9 @@ psql -c "CREATE SCHEMA sbf_study"
 psql <<'SQL'
 CREATE TABLE sbf_study.crawl (pos bigint PRIMARY KEY, url text NOT NULL);
 
--- The exact answer: every occurrence of a URL after its first
-CREATE TABLE sbf_study.exact (pos bigint PRIMARY KEY, dup boolean NOT NULL);
+-- The exact answer: every occurrence of a URL after its first; gap: the
+-- arrivals since its previous occurrence (NULL for the first)
+CREATE TABLE sbf_study.exact (pos bigint PRIMARY KEY, dup boolean NOT NULL, gap bigint);
 
 -- One row per configuration; a Bloom filter has no max, p or target_fpr
 CREATE TABLE sbf_study.grid (
@@ -124,19 +134,55 @@ CREATE TABLE sbf_study.grid (
 	cells		bigint,
 	target_fpr	float8,
 	decrements	bigint,				-- P, as stablebloom_sized rounded it
+	"window"	bigint,				-- sliding: its window; others: for wf1
+	refresh		boolean,			-- sliding only
 	tp			bigint,
 	fp			bigint,
 	fn			bigint,
+	wtp			bigint,				-- against the windowed answer
+	wfp			bigint,
+	wfn			bigint,
 	seconds		numeric
 );
 
--- TP, FP and FN of one is_duplicate pass with filter (a bloom or a stablebloom)
-CREATE FUNCTION sbf_study.score(filter anyelement, OUT tp bigint, OUT fp bigint, OUT fn bigint)
+-- The largest window whose slidingbloom_sized(window, fpr) has at most
+-- "bits" bits of slices (the header aside, as for the others); 0 if none
+CREATE FUNCTION sbf_study.window_for(bits bigint, fpr float8) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	lo			bigint := 0;
+	hi			bigint := 1;
+	mid			bigint;
+BEGIN
+	WHILE (slidingbloom_bytes(hi, fpr) - 72) * 8 <= bits LOOP
+		lo := hi;
+		hi := hi * 2;
+	END LOOP;
+	WHILE hi - lo > 1 LOOP
+		mid := (lo + hi) / 2;
+		IF (slidingbloom_bytes(mid, fpr) - 72) * 8 <= bits THEN
+			lo := mid;
+		ELSE
+			hi := mid;
+		END IF;
+	END LOOP;
+	RETURN lo;
+END $$;
+
+-- TP, FP and FN of one is_duplicate pass with filter (a bloom, a
+-- stablebloom or a slidingbloom), against the exact answer and against the
+-- windowed one (a repeat within w - 1 arrivals)
+CREATE FUNCTION sbf_study.score(filter anyelement, w bigint,
+	OUT tp bigint, OUT fp bigint, OUT fn bigint,
+	OUT wtp bigint, OUT wfp bigint, OUT wfn bigint)
 LANGUAGE sql AS $$
 	SELECT count(*) FILTER (WHERE flagged AND dup),
 		   count(*) FILTER (WHERE flagged AND NOT dup),
-		   count(*) FILTER (WHERE NOT flagged AND dup)
-	FROM (SELECT e.dup, is_duplicate(c.url, filter) OVER (ORDER BY c.pos) AS flagged
+		   count(*) FILTER (WHERE NOT flagged AND dup),
+		   count(*) FILTER (WHERE flagged AND gap < w),
+		   count(*) FILTER (WHERE flagged AND NOT coalesce(gap < w, false)),
+		   count(*) FILTER (WHERE NOT flagged AND gap < w)
+	FROM (SELECT e.dup, e.gap, is_duplicate(c.url, filter) OVER (ORDER BY c.pos) AS flagged
 		  FROM sbf_study.crawl c JOIN sbf_study.exact e USING (pos)) s
 $$;
 
@@ -149,15 +195,22 @@ DECLARE
 BEGIN
 	SELECT * INTO STRICT g FROM sbf_study.grid WHERE id = run_id;
 	IF g.method = 'bloom' THEN
-		SELECT * INTO g.tp, g.fp, g.fn
-		FROM sbf_study.score(bloom_empty(g.bits, g.hashes));
+		SELECT * INTO g.tp, g.fp, g.fn, g.wtp, g.wfp, g.wfn
+		FROM sbf_study.score(bloom_empty(g.bits, g.hashes), g."window");
+	ELSIF g.method = 'slidingbloom' THEN
+		SELECT * INTO g.tp, g.fp, g.fn, g.wtp, g.wfp, g.wfn
+		FROM sbf_study.score(slidingbloom_sized(g."window", g.target_fpr, 0, g.refresh),
+							 g."window");
+		g.hashes := slidingbloom_info(slidingbloom_sized(g."window", g.target_fpr))->>'hashes';
 	ELSE
 		sbf := stablebloom_sized(g.cells, g.target_fpr, g.hashes, g.max);
 		g.decrements := stablebloom_info(sbf)->>'decrements';
-		SELECT * INTO g.tp, g.fp, g.fn FROM sbf_study.score(sbf);
+		SELECT * INTO g.tp, g.fp, g.fn, g.wtp, g.wfp, g.wfn
+		FROM sbf_study.score(sbf, g."window");
 	END IF;
 	UPDATE sbf_study.grid
-	SET decrements = g.decrements, tp = g.tp, fp = g.fp, fn = g.fn,
+	SET decrements = g.decrements, hashes = g.hashes, tp = g.tp, fp = g.fp, fn = g.fn,
+		wtp = g.wtp, wfp = g.wfp, wfn = g.wfn,
 		seconds = round(extract(epoch FROM clock_timestamp() - started), 2)
 	WHERE id = run_id;
 END $$;
@@ -172,9 +225,12 @@ for path in "$@"; do
 
 	say "$stream: the exact answer, and the grid"
 	psql -v bits_per_url="$(array "$BITS_PER_URL")" -v hashes="$(array "$HASHES")" \
-		-v maxes="$(array "$MAXES")" -v fprs="$(array "$FPRS")" <<'SQL'
+		-v maxes="$(array "$MAXES")" -v fprs="$(array "$FPRS")" \
+		-v sliding_fprs="$(array "$SLIDING_FPRS")" <<'SQL'
 INSERT INTO sbf_study.exact
-	SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1 FROM sbf_study.crawl;
+	SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1,
+		   i - lag(i) OVER (PARTITION BY url ORDER BY pos)
+	FROM (SELECT pos, url, row_number() OVER (ORDER BY pos) AS i FROM sbf_study.crawl) c;
 ANALYZE sbf_study.exact;
 
 SELECT count(DISTINCT url) AS distinct_urls FROM sbf_study.crawl \gset
@@ -198,6 +254,24 @@ FROM budget,
 	 LATERAL (SELECT (stablebloom_info(stablebloom_empty(64, 1, max, 0))->>'cell_bits')::integer
 			  AS cell_bits) c
 ORDER BY 2, 1, 4, 3, 6;
+
+-- Sliding filters of the budget: the largest window each rate allows
+CREATE TEMP TABLE windows AS
+	SELECT bits, fpr, sbf_study.window_for(bits, fpr) AS w
+	FROM (SELECT DISTINCT bits FROM sbf_study.grid) b,
+		 unnest(:'sliding_fprs'::float8[] || 0.01::float8) fpr
+	GROUP BY bits, fpr;
+INSERT INTO sbf_study.grid (method, bits, hashes, target_fpr, "window", refresh)
+SELECT 'slidingbloom', bits, 0, fpr, w, refresh
+FROM windows, (VALUES (false), (true)) r(refresh)
+WHERE w > 0 AND fpr = ANY (:'sliding_fprs'::float8[])
+ORDER BY 2, 4, 6;
+
+-- The other methods' wf1 is against the window of the budget at fpr 0.01
+UPDATE sbf_study.grid g SET "window" = w.w
+FROM windows w
+WHERE g.method <> 'slidingbloom' AND w.bits = g.bits AND w.fpr = 0.01;
+DROP TABLE windows;
 SQL
 
 	counts=$(psql -At -F ' ' -c "
@@ -206,7 +280,8 @@ SQL
 	read -r rows distinct_urls dups <<<"$counts"
 	grid=$(psql -At -F ' ' -c "
 		SELECT id, method, pg_size_pretty(bits / 8), 'k=' || hashes,
-			   coalesce('max=' || max || ' fpr=' || target_fpr, '')
+			   coalesce('max=' || max || ' fpr=' || target_fpr, ''),
+			   coalesce('window=' || \"window\" || ' fpr=' || target_fpr || ' refresh=' || refresh, '')
 		FROM sbf_study.grid ORDER BY id")
 	runs=$(wc -l <<<"$grid")
 	while read -r id description; do
@@ -218,13 +293,15 @@ SQL
 		"$stream" "$rows" "$distinct_urls" "$dups"
 	psql -P footer=off <<'SQL'
 SELECT method, pg_size_pretty(bits / 8) AS memory, hashes AS k, max,
-	   decrements AS p, target_fpr, tp, fp, fn,
+	   decrements AS p, target_fpr, refresh, tp, fp, fn,
 	   round(tp::numeric / nullif(tp + fp, 0), 4) AS precision,
 	   round(tp::numeric / nullif(tp + fn, 0), 4) AS recall,
 	   round(2 * tp::numeric / nullif(2 * tp + fp + fn, 0), 4) AS f1,
+	   "window",
+	   round(2 * wtp::numeric / nullif(2 * wtp + wfp + wfn, 0), 4) AS wf1,
 	   seconds
 FROM sbf_study.grid
-ORDER BY bits, method, max, hashes, target_fpr;
+ORDER BY bits, method, max, hashes, target_fpr, refresh;
 SQL
 done
 
@@ -243,4 +320,11 @@ decremented three times before its URL is forgotten.
 Compare each stablebloom row with the bloom row of the same memory: a stable
 Bloom filter pays off only where that bloom row has many false positives,
 that is where the stream has far more distinct URLs than the memory holds.
+
+A sliding Bloom filter never misses a repeat within its window and forgets
+what is older: its fn are repeats from farther back than the window the
+memory allows at its target_fpr (a higher rate buys a longer window).
+refresh = t stores every sighting, so a URL met often stays remembered.
+wf1 scores every method against the windowed question (a repeat within the
+window - 1 arrivals before), where a sliding filter has no false negative.
 TXT

@@ -6,13 +6,13 @@
 # Builds and installs sbf, starts a throwaway PostgreSQL 15 cluster, loads
 # STREAM (default data/doccrawl-pg-python.tsv.gz, a breadth-first crawl of
 # the PostgreSQL 15 and Python 3.11 manuals) and marks every link that
-# leads to an already discovered URL, five ways: exactly (plain SQL),
-# with bloom and with stablebloom filters at a few memory budgets, with
+# leads to an already discovered URL, six ways: exactly (plain SQL),
+# with bloom, stablebloom and slidingbloom filters at a few memory budgets, with
 # the offline sieve, and live: two crawler sessions replaying the stream at
 # the same time through one shared filter.  Prints one table (TP, FP, FN,
 # precision, recall, F1, seconds per method) and draws how the
-# false-positive and false-negative rates of bloom and stablebloom evolve
-# along the stream at equal memory.
+# false-positive and false-negative rates of bloom, stablebloom and
+# slidingbloom evolve along the stream at equal memory.
 #
 #   STREAM         a file of URLs, gzipped or not: "pos<TAB>url" lines or
 #                  one URL a line (numbered from 1)
@@ -51,6 +51,8 @@ BUDGETS=${SBF_BUDGETS:-"1024 4096 16384"}
 PLOT_BUDGET=${SBF_PLOT_BUDGET:-1024}
 SBF_HASHES=${SBF_HASHES:-2}
 SBF_FPR=${SBF_FPR:-0.2}
+# The sliding filter: the largest window that fits the budget at this rate
+SBF_SLIDING_FPR=${SBF_SLIDING_FPR:-0.2}
 FLUSHES=${SBF_FLUSHES:-10}
 # The live crawl: sessions, rows a batch, the shared filter's target rate
 LIVE_SESSIONS=${SBF_LIVE_SESSIONS:-2}
@@ -104,6 +106,24 @@ mark() {
 		END \$\$"
 }
 
+# sliding_window BYTES: the largest window whose slidingbloom_sized at
+# $SBF_SLIDING_FPR has at most BYTES bytes of slices (bisection)
+sliding_window() {
+	sql "WITH RECURSIVE s(lo, hi) AS (
+			SELECT 0::bigint, $1::bigint * 8
+			UNION ALL
+			SELECT CASE WHEN fits THEN mid ELSE lo END, CASE WHEN fits THEN hi ELSE mid END
+			FROM (SELECT lo, hi, (lo + hi) / 2 AS mid,
+						 slidingbloom_bytes((lo + hi) / 2, $SBF_SLIDING_FPR) - 72 <= $1 AS fits
+				  FROM s WHERE hi - lo > 1) t)
+		 SELECT max(lo) FROM s"
+}
+# sliding_shape WINDOW: k, slices and generation of the sized filter
+sliding_shape() {
+	sql "SELECT 'k=' || (i->>'hashes') || ' slices=' || (i->>'slices') || ' g=' || (i->>'generation')
+		 FROM slidingbloom_info(slidingbloom_sized($1, $SBF_SLIDING_FPR)) i"
+}
+
 mark "exact" "-" "row_number() over url" \
 	"SELECT pos, row_number() OVER (PARTITION BY url ORDER BY pos) > 1 AS flagged FROM crawl"
 sql "CREATE TABLE exact AS SELECT pos, flagged AS dup FROM marks WHERE method = 'exact';
@@ -118,6 +138,10 @@ for budget in $BUDGETS; do
 	mark "stablebloom $budget" "$(numfmt --to=iec "$budget")B" \
 		"cells=$bits hashes=$SBF_HASHES max=1 P=$p (fpr $SBF_FPR)" \
 		"SELECT pos, is_duplicate(url, stablebloom_sized($bits, $SBF_FPR, $SBF_HASHES, 1)) OVER (ORDER BY pos) AS flagged FROM crawl"
+	window=$(sliding_window "$budget")
+	mark "slidingbloom $budget" "$(numfmt --to=iec "$budget")B" \
+		"window=$window fpr=$SBF_SLIDING_FPR refresh $(sliding_shape "$window")" \
+		"SELECT pos, is_duplicate(url, slidingbloom_sized($window, $SBF_SLIDING_FPR, 0, true)) OVER (ORDER BY pos) AS flagged FROM crawl"
 done
 
 # The offline sieve: the stream arrives in $FLUSHES batches, each flushed;
@@ -237,13 +261,14 @@ psql -A -F $'\t' -P footer=off -c "SET search_path = sbf_demo, public" \
 
 # How the rates evolve: in 25 slices of the stream, the share of first
 # visits flagged (false-positive rate) and of repeats missed (false-negative
-# rate), for bloom and stablebloom at the same memory, beside what theory
+# rate), for bloom, stablebloom and slidingbloom at the same memory, beside what theory
 # says: (1 - e^(-kn/m))^k for a Bloom filter after n distinct URLs, and the
 # stable point of the stable one
 say "drawing the false-positive and false-negative rates along the stream"
 plot_bits=$((PLOT_BUDGET * 8))
 plot_hashes=$(sql "SELECT bloom_optimal_hashes($plot_bits, $distinct)")
 plot_p=$(sql "SELECT stablebloom_info(stablebloom_sized($plot_bits, $SBF_FPR, $SBF_HASHES, 1))->>'decrements'")
+plot_window=$(sliding_window "$PLOT_BUDGET")
 psql -A -F $'\t' -P footer=off -c "SET search_path = sbf_demo, public" -c "
 	SELECT slice, max(pos) AS last_pos,
 		   round(count(*) FILTER (WHERE b AND NOT dup)::numeric / nullif(count(*) FILTER (WHERE NOT dup), 0), 4) AS bloom_fp,
@@ -251,20 +276,23 @@ psql -A -F $'\t' -P footer=off -c "SET search_path = sbf_demo, public" -c "
 		   round(count(*) FILTER (WHERE s AND NOT dup)::numeric / nullif(count(*) FILTER (WHERE NOT dup), 0), 4) AS sbf_fp,
 		   round(count(*) FILTER (WHERE NOT s AND dup)::numeric / nullif(count(*) FILTER (WHERE dup), 0), 4) AS sbf_fn,
 		   round(bloom_expected_fpr($plot_bits, $plot_hashes, max(distinct_so_far))::numeric, 4) AS bloom_theory,
-		   round(stablebloom_fpr($plot_bits, $SBF_HASHES, $plot_p, 1)::numeric, 4) AS sbf_stable
-	FROM (SELECT e.pos, e.dup, b.flagged AS b, s.flagged AS s,
+		   round(stablebloom_fpr($plot_bits, $SBF_HASHES, $plot_p, 1)::numeric, 4) AS sbf_stable,
+		   round(count(*) FILTER (WHERE w AND NOT dup)::numeric / nullif(count(*) FILTER (WHERE NOT dup), 0), 4) AS sliding_fp,
+		   round(count(*) FILTER (WHERE NOT w AND dup)::numeric / nullif(count(*) FILTER (WHERE dup), 0), 4) AS sliding_fn
+	FROM (SELECT e.pos, e.dup, b.flagged AS b, s.flagged AS s, w.flagged AS w,
 				 ntile(25) OVER (ORDER BY e.pos) AS slice,
 				 count(*) FILTER (WHERE NOT e.dup) OVER (ORDER BY e.pos) AS distinct_so_far
 		  FROM exact e
 		  JOIN marks b ON b.method = 'bloom $PLOT_BUDGET' AND b.pos = e.pos
-		  JOIN marks s ON s.method = 'stablebloom $PLOT_BUDGET' AND s.pos = e.pos) t
+		  JOIN marks s ON s.method = 'stablebloom $PLOT_BUDGET' AND s.pos = e.pos
+		  JOIN marks w ON w.method = 'slidingbloom $PLOT_BUDGET' AND w.pos = e.pos) t
 	GROUP BY slice ORDER BY slice" >"$OUT/evolution.tsv"
 [ "$(wc -l <"$OUT/evolution.tsv")" -gt 1 ] || die "no data to draw (is $PLOT_BUDGET among the budgets $BUDGETS?)"
 
 gnuplot <<GP || die "gnuplot failed"
 set terminal pngcairo size 960,600 font "sans,11"
 set output "$OUT/duplicates.png"
-set title "$(basename "$STREAM"): $rows links, $distinct distinct URLs, filters of $(numfmt --to=iec "$PLOT_BUDGET")B\nbloom: $plot_bits bits, k = $plot_hashes;  stablebloom: $plot_bits cells, k = $SBF_HASHES, Max = 1, P = $plot_p"
+set title "$(basename "$STREAM"): $rows links, $distinct distinct URLs, filters of $(numfmt --to=iec "$PLOT_BUDGET")B\nbloom: $plot_bits bits, k = $plot_hashes;  stablebloom: $plot_bits cells, k = $SBF_HASHES, Max = 1, P = $plot_p;  slidingbloom: window $plot_window, fpr $SBF_SLIDING_FPR"
 set xlabel "position in the stream (end of each of 25 slices)"
 set ylabel "rate within the slice"
 set yrange [0:1]
@@ -277,7 +305,9 @@ plot "$OUT/evolution.tsv" skip 1 using 2:3 with linespoints lw 2 pt 7 ps 0.6 lc 
      "" skip 1 using 2:7 with lines lw 1 dt 3 lc rgb "#c0392b" title "bloom: (1 - e^{-kn/m})^k after n distinct", \
      "" skip 1 using 2:5 with linespoints lw 2 pt 7 ps 0.6 lc rgb "#2471a3" title "stablebloom: first visits flagged (FP)", \
      "" skip 1 using 2:6 with linespoints lw 2 dt 2 pt 6 ps 0.6 lc rgb "#2471a3" title "stablebloom: repeats missed (FN)", \
-     "" skip 1 using 2:8 with lines lw 1 dt 3 lc rgb "#2471a3" title "stablebloom: stable-point FP rate"
+     "" skip 1 using 2:8 with lines lw 1 dt 3 lc rgb "#2471a3" title "stablebloom: stable-point FP rate", \
+     "" skip 1 using 2:9 with linespoints lw 2 pt 5 ps 0.6 lc rgb "#1e8449" title "slidingbloom: first visits flagged (FP)", \
+     "" skip 1 using 2:10 with linespoints lw 2 dt 2 pt 4 ps 0.6 lc rgb "#1e8449" title "slidingbloom: repeats missed (FN)"
 GP
 
 cat <<TXT
@@ -286,7 +316,10 @@ tp = repeats flagged, fp = first visits wrongly flagged (pages the crawler
 would skip), fn = repeats missed (pages fetched twice).  A Bloom filter never
 misses a repeat, but the more the stream outgrows it, the more first visits
 it flags; a stable Bloom filter keeps its false positives bounded by
-forgetting old URLs, which costs repeats missed.  The sieve is exact.
+forgetting old URLs, which costs repeats missed; a sliding Bloom filter
+forgets exactly what is older than the window the memory holds (refresh:
+every sighting restarts a URL's window), so it misses only repeats from
+farther back than that.  The sieve is exact.
 In the live crawl each URL is answered "new" once across both sessions
 (never, if the filter's own false positive hides it), but the sessions
 run side by side, so the row told "new" may be a later occurrence than

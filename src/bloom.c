@@ -60,22 +60,6 @@ PG_FUNCTION_INFO_V1(bloom_info);
  */
 #define BLOOM_WORDS_PER_INTERRUPT_CHECK	(UINT64CONST(1) << 20)
 
-/* palloc0, zeroing a large filter in interruptible steps */
-static void *
-bloom_palloc0(Size size)
-{
-	char	   *result = palloc(size);
-	Size		step = BLOOM_WORDS_PER_INTERRUPT_CHECK * sizeof(uint64);
-	Size		done;
-
-	for (done = 0; done < size; done += step)
-	{
-		CHECK_FOR_INTERRUPTS();
-		memset(result + done, 0, Min(step, size - done));
-	}
-	return result;
-}
-
 /*
  * Allocate an empty filter in CurrentMemoryContext: in the empty form
  * (header only), or materialized with its zeroed words, ready for
@@ -92,7 +76,7 @@ bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized)
 	sbf_check_hashes(hashes);
 
 	size = materialized ? BLOOM_SIZE(bits) : BLOOM_HEADER_SIZE;
-	filter = (Bloom) bloom_palloc0(size);
+	filter = (Bloom) sbf_palloc0(size);
 	SET_VARSIZE(filter, size);
 	filter->magic = SBF_MAGIC_BLOOM;
 	filter->version = SBF_BLOOM_VERSION;

@@ -36,10 +36,12 @@
 /* Magic numbers: the ASCII bytes "SBFb" and "SBFs" read as little-endian */
 #define SBF_MAGIC_BLOOM			0x62464253
 #define SBF_MAGIC_STABLEBLOOM	0x73464253
+#define SBF_MAGIC_SLIDINGBLOOM	0x77464253	/* "SBFw" */
 
 /* The current (and so far only) format version of each type */
 #define SBF_BLOOM_VERSION		1
 #define SBF_STABLEBLOOM_VERSION	1
+#define SBF_SLIDINGBLOOM_VERSION	1
 
 /* Largest number of probes per element we accept */
 #define SBF_MAX_HASHES			256
@@ -176,6 +178,85 @@ typedef StableBloomData *StableBloom;
 /* The largest number of cells of b bits that fits 1 GB */
 #define STABLEBLOOM_MAX_CELLS(cell_bits) \
 	((uint64) ((MaxAllocSize - STABLEBLOOM_HEADER_SIZE) / sizeof(uint64)) * 64 / (cell_bits))
+
+/*
+ * slidingbloom: an age-partitioned Bloom filter (Shtul, Baquero & Almeida
+ * 2020, "Age-Partitioned Bloom Filters") answering "was this value among
+ * the last w arrivals?" with no false negative inside the window.
+ *
+ * "slices" = k + l slices of "slice_bits" (m) bits form a circular buffer,
+ * in age order newest, newest + 1, ..., newest + slices - 1 (mod slices).
+ * A value is stored in the k newest slices; it is present when some k
+ * consecutive slices, in age order, all have its bit set.  Every
+ * "generation" (g) arrivals the oldest slice is cleared and becomes the
+ * newest.  Physical slice q (0 <= q < slices, whatever its age) holds the
+ * element's bit floor(mix(x_q) * m / 2^64), x_q the q-th value of the
+ * enhanced double-hashing sequence (hash.h) before reduction and mix
+ * SplitMix64's output function (slidingbloom_probe), so a stored bit stays
+ * findable as its slice ages.
+ *
+ * payload offset  size  field
+ *   0             4     magic       = SBF_MAGIC_SLIDINGBLOOM
+ *   4             2     version     = 1
+ *   6             2     hashes      (k), 1..slices - 1
+ *   8             2     slices      (k + l), 2..SLIDINGBLOOM_MAX_SLICES
+ *  10             2     flags       SLIDINGBLOOM_FLAG_EMPTY, _REFRESH
+ *  12             8     slice_bits  (m), >= 1
+ *  20             8     generation  (g), arrivals per generation, >= 1
+ *  28             8     window      (w) asked for, 1..l * g
+ *  36             8     seed        of XXH3-128
+ *  44             8     arrivals    values counted so far (NULLs are not)
+ *  52             8     generation_fill  arrivals in the current
+ *                                   generation, 0..g - 1
+ *  60             8     newest      index of the newest slice, 0..slices-1
+ *  68             8*S*W words       slice q is words [q*W, q*W + W), bit i
+ *                                   of it bit (i % 64) of word q*W + i/64,
+ *                                   W = ceil(m / 64); bits >= m of each
+ *                                   slice are zero; absent with
+ *                                   SLIDINGBLOOM_FLAG_EMPTY
+ *
+ * An arrival is: test; store the value (always with REFRESH, else only if
+ * it was not present); count it; when the generation has g arrivals, start
+ * the next one.  A value stored d arrivals ago is present for every
+ * d <= l * g (docs/slidingbloom.md), so l * g >= window.
+ *
+ * With the varlena header in front, the words start 72 bytes into the
+ * value, 8-byte aligned.
+ */
+typedef struct SlidingBloomData
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint16		version;
+	uint16		hashes;
+	uint16		slices;
+	uint16		flags;
+	uint64		slice_bits;
+	uint64		generation;
+	uint64		window;
+	uint64		seed;
+	uint64		arrivals;
+	uint64		generation_fill;
+	uint64		newest;
+	uint64		words[FLEXIBLE_ARRAY_MEMBER];
+} SlidingBloomData;
+
+typedef SlidingBloomData *SlidingBloom;
+
+/* flags: no slices stored, every bit is zero */
+#define SLIDINGBLOOM_FLAG_EMPTY		0x0001
+/* flags: every arrival is stored, not only those reported new */
+#define SLIDINGBLOOM_FLAG_REFRESH	0x0002
+
+#define SLIDINGBLOOM_HEADER_SIZE	offsetof(SlidingBloomData, words)
+/* ceil(m / 64), without the wrap-around of m + 63 near 2^64 */
+#define SLIDINGBLOOM_SLICE_WORDS(slice_bits) \
+	((uint64) (slice_bits) / 64 + ((uint64) (slice_bits) % 64 != 0))
+#define SLIDINGBLOOM_MAX_SLICES		256
+
+/* The most words all slices together may take in 1 GB */
+#define SLIDINGBLOOM_MAX_WORDS \
+	((uint64) ((MaxAllocSize - SLIDINGBLOOM_HEADER_SIZE) / sizeof(uint64)))
 
 /*
  * Shared filters (shared_bloom_create, shared_stablebloom_create; see

@@ -411,3 +411,329 @@ stablebloom_fpr_params(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(stablebloom_fpr_for(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
 										 PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3)));
 }
+
+/*
+ * Age-partitioned Bloom filter (Shtul, Baquero & Almeida 2020, "Age-
+ * Partitioned Bloom Filters", section 4): k + l slices of m bits, a value
+ * stored in the k newest, present when k consecutive slices have its bit,
+ * g arrivals per generation.
+ *
+ *	  At the steady state, just before a generation ends (the fullest the
+ *	  filter gets), slice a (a = 0 newest) holds a g + g - 1 insertions for
+ *	  a < k and k g for a >= k, so its fill is
+ *		  f_a = 1 - (1 - 1/m)^(insertions)
+ *	  and a value never stored is reported when some k consecutive of
+ *	  S = k + l independent Bernoulli(f_a) bits are all 1.  The paper
+ *	  computes that probability by dynamic programming over the slices
+ *	  (its equation for the FPR of "k out of the last ones"); so does
+ *	  slidingbloom_run_prob, with the state "length of the current run
+ *	  of ones".  This is an upper bound on the rate; earlier in the
+ *	  generation, and before the steady state, the slices are emptier.
+ *
+ * Sizing for (window w, fpr p): for each k near log2(1/p) and each l with
+ * k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES, the largest load r = g / m whose
+ * rate is at most p (with e^(-n/m) for the fill; bisection, the rate grows
+ * with r), then g = ceil(w / l) and m = ceil(g / r) rounded up to whole
+ * 64-bit words; the (k, l) of fewest words wins, and m grows until the
+ * exact rate above is at most p.  The paper reports about
+ * 1.3 n log10(1/p) bytes at its optimum (k, l); with at most 64 slices,
+ * this search gives about 2.5 bytes per element at p = 0.01 (1.25 n
+ * log10(1/p)), docs/slidingbloom.md has the table.
+ */
+void
+sbf_check_window(int64 window)
+{
+	if (window < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window must be at least 1"),
+				 errdetail("The window given was " INT64_FORMAT ".", window)));
+}
+
+/*
+ * P(some k consecutive of the bits are 1), bit a being 1 with probability
+ * fill[a], independently.  run[r] is the probability of no run of k so
+ * far, ending in exactly r ones.
+ */
+double
+slidingbloom_run_prob(const double *fill, int slices, int hashes)
+{
+	double		run[SLIDINGBLOOM_MAX_SLICES + 1];
+	double		found = 0.0;
+	int			a;
+	int			r;
+
+	Assert(hashes >= 1 && hashes <= slices && slices <= SLIDINGBLOOM_MAX_SLICES);
+	run[0] = 1.0;
+	for (r = 1; r < hashes; r++)
+		run[r] = 0.0;
+	for (a = 0; a < slices; a++)
+	{
+		double		zero = 0.0;
+
+		found += run[hashes - 1] * fill[a];
+		for (r = hashes - 1; r >= 1; r--)
+		{
+			zero += run[r] * (1.0 - fill[a]);
+			run[r] = run[r - 1] * fill[a];
+		}
+		run[0] = zero + run[0] * (1.0 - fill[a]);
+	}
+	return found;
+}
+
+/*
+ * The fill of each slice (in age order) just before the generation ends,
+ * with "phase" (0..g - 1) arrivals of the current generation stored, or
+ * with the continuous approximation when slice_bits is 0 (then generation
+ * is the load g / m).
+ */
+static void
+slidingbloom_fills(double *fill, int slices, int hashes, double slice_bits,
+				   double generation, double phase)
+{
+	int			a;
+
+	for (a = 0; a < slices; a++)
+	{
+		double		n = a < hashes ? a * generation + phase : hashes * generation;
+
+		if (n <= 0.0)
+			fill[a] = 0.0;
+		else if (slice_bits == 0)
+			fill[a] = -expm1(-n);
+		else if (slice_bits == 1)
+			fill[a] = 1.0;		/* log1p(-1) is -infinity */
+		else
+			fill[a] = -expm1(n * log1p(-1.0 / slice_bits));
+	}
+}
+
+/* The false-positive rate at the fullest point of the steady state */
+double
+slidingbloom_fpr_for(int hashes, int slices, uint64 slice_bits, uint64 generation)
+{
+	double		fill[SLIDINGBLOOM_MAX_SLICES];
+
+	slidingbloom_fills(fill, slices, hashes, (double) slice_bits,
+					   (double) generation, (double) generation - 1.0);
+	return slidingbloom_run_prob(fill, slices, hashes);
+}
+
+/*
+ * The false-positive rate at the steady state averaged over the phase of
+ * the generation: over every phase when g <= 64, else over 64 evenly
+ * spaced ones (the rate is smooth in the phase).
+ */
+double
+slidingbloom_expected_fpr_for(int hashes, int slices, uint64 slice_bits,
+							  uint64 generation)
+{
+	double		fill[SLIDINGBLOOM_MAX_SLICES];
+	int			points = generation <= 64 ? (int) generation : 64;
+	double		sum = 0.0;
+	int			i;
+
+	for (i = 0; i < points; i++)
+	{
+		double		phase = generation <= 64 ? (double) i :
+			((double) i + 0.5) * (double) generation / points;
+
+		slidingbloom_fills(fill, slices, hashes, (double) slice_bits,
+						   (double) generation, phase);
+		sum += slidingbloom_run_prob(fill, slices, hashes);
+	}
+	return sum / points;
+}
+
+/*
+ * The probability that a value last stored "distance" arrivals ago is
+ * reported, at the fullest point of the steady state: the stale-positive
+ * rate once the distance exceeds the window.
+ *
+ * A value stored when c arrivals of its generation had gone before
+ * (c uniform in 0..g - 1) has seen s = floor((c + 1 + d) / g) generations
+ * end d arrivals later, so its bits are in the slices of ages s..s+k-1
+ * that still exist; the other slices are Bernoulli(fill) as for a false
+ * positive.  s <= l gives 1: the guarantee.  s >= k + l leaves no bit, and
+ * the rate is the false-positive rate.  In between it decays by about the
+ * fill of a slice per generation.
+ */
+double
+slidingbloom_stale_rate_for(int hashes, int slices, uint64 slice_bits,
+							uint64 generation, uint64 distance)
+{
+	double		base[SLIDINGBLOOM_MAX_SLICES];
+	double		rate[2];
+	uint64		s_low;
+	uint64		s_high;
+	uint64		high_phases;
+	int			i;
+
+	slidingbloom_fills(base, slices, hashes, (double) slice_bits,
+					   (double) generation, (double) generation - 1.0);
+
+	/* the generations ended, for c = 0 and for c = g - 1 */
+	s_low = distance / generation + ((distance % generation) + 1 == generation ? 1 : 0);
+	s_high = distance / generation + 1;
+	/* how many of the g phases see s_high: c >= s_high g - 1 - d */
+	high_phases = s_high == s_low ? generation :
+		generation - (s_high * generation - 1 - distance);
+
+	for (i = 0; i < 2; i++)
+	{
+		uint64		s = i == 0 ? s_low : s_high;
+		double		fill[SLIDINGBLOOM_MAX_SLICES] = {0};
+		int			a;
+
+		for (a = 0; a < slices; a++)
+			fill[a] = ((uint64) a >= s && (uint64) a < s + hashes) ? 1.0 : base[a];
+		rate[i] = slidingbloom_run_prob(fill, slices, hashes);
+	}
+	return ((double) (generation - high_phases) * rate[0] +
+			(double) high_phases * rate[1]) / (double) generation;
+}
+
+/* The largest load g / m with the continuous rate at most fpr */
+static double
+slidingbloom_max_load(int hashes, int slices, double fpr)
+{
+	double		fill[SLIDINGBLOOM_MAX_SLICES];
+	double		lo = 1e-12;
+	double		hi = 16.0;
+	int			i;
+
+	slidingbloom_fills(fill, slices, hashes, 0, lo, lo);
+	if (slidingbloom_run_prob(fill, slices, hashes) > fpr)
+		return 0.0;
+	for (i = 0; i < 40; i++)
+	{
+		double		mid = sqrt(lo * hi);
+
+		slidingbloom_fills(fill, slices, hashes, 0, mid, mid);
+		if (slidingbloom_run_prob(fill, slices, hashes) <= fpr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The structure for a window and a false-positive rate (see above).  The
+ * largest loads depend on the rate only: they are kept for the last rate
+ * asked (a few milliseconds to compute), so planning many windows at one
+ * rate costs little; the last answer is kept too.
+ */
+void
+slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
+					  uint64 *slice_bits, uint64 *generation)
+{
+	static int64 last_window = 0;
+	static double last_fpr = 0;
+	static int	last_hashes,
+				last_slices;
+	static uint64 last_slice_bits,
+				last_generation;
+	static double loads_fpr = 0;
+	static double loads[SLIDINGBLOOM_SIZED_MAX_SLICES][SLIDINGBLOOM_SIZED_MAX_SLICES];
+	double		bits_per_element = -log2(fpr);
+	int			k_low;
+	int			k_high;
+	double		best_words = -1;
+	int			k;
+
+	sbf_check_window(window);
+	sbf_check_fpr(fpr);
+	if (window == last_window && fpr == last_fpr)
+	{
+		*hashes = last_hashes;
+		*slices = last_slices;
+		*slice_bits = last_slice_bits;
+		*generation = last_generation;
+		return;
+	}
+
+	k_low = (int) fmax(1.0, floor(bits_per_element) - 2.0);
+	k_high = (int) fmin(SLIDINGBLOOM_SIZED_MAX_SLICES - 1, ceil(bits_per_element) + 8.0);
+	k_low = Min(k_low, k_high);
+	if (fpr != loads_fpr)
+	{
+		loads_fpr = 0;			/* incomplete until the loop ends */
+		for (k = k_low; k <= k_high; k++)
+		{
+			int			l;
+
+			for (l = 1; k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES; l++)
+				loads[k][l] = slidingbloom_max_load(k, k + l, fpr);
+		}
+		loads_fpr = fpr;
+	}
+	for (k = k_low; k <= k_high; k++)
+	{
+		int			l;
+
+		for (l = 1; k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES; l++)
+		{
+			double		load = loads[k][l];
+			double		g;
+			double		words;
+
+			if (load <= 0.0)
+				continue;
+			g = ceil((double) window / l);
+			words = (double) (k + l) * ceil(ceil(g / load) / 64.0);
+			if (best_words < 0 || words < best_words)
+			{
+				best_words = words;
+				*hashes = k;
+				*slices = k + l;
+				*generation = (uint64) g;
+			}
+		}
+	}
+	if (best_words < 0 || best_words > (double) SLIDINGBLOOM_MAX_WORDS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a sliding bloom filter for a window of " INT64_FORMAT " at false-positive rate %g is too large",
+						window, fpr),
+				 errdetail("A slidingbloom value holds at most " UINT64_FORMAT " words of 64 bits (1 GB).",
+						   SLIDINGBLOOM_MAX_WORDS),
+				 errhint("Use a smaller window or accept a higher false-positive rate.")));
+
+	/* whole words per slice, and enough of them for the exact rate */
+	*slice_bits = (uint64) (best_words / *slices) * 64;
+	while (slidingbloom_fpr_for(*hashes, *slices, *slice_bits, *generation) > fpr)
+	{
+		*slice_bits += 64;
+		if (SLIDINGBLOOM_SLICE_WORDS(*slice_bits) > SLIDINGBLOOM_MAX_WORDS / (uint64) *slices)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a sliding bloom filter for a window of " INT64_FORMAT " at false-positive rate %g is too large",
+							window, fpr)));
+	}
+
+	last_window = window;
+	last_fpr = fpr;
+	last_hashes = *hashes;
+	last_slices = *slices;
+	last_slice_bits = *slice_bits;
+	last_generation = *generation;
+}
+
+PG_FUNCTION_INFO_V1(slidingbloom_bytes);
+
+/* slidingbloom_bytes(window bigint, fpr float8) -> bigint */
+Datum
+slidingbloom_bytes(PG_FUNCTION_ARGS)
+{
+	int			hashes;
+	int			slices;
+	uint64		slice_bits;
+	uint64		generation;
+
+	slidingbloom_size_for(PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1), &hashes,
+						  &slices, &slice_bits, &generation);
+	PG_RETURN_INT64((int64) (SLIDINGBLOOM_HEADER_SIZE +
+							 (uint64) slices * SLIDINGBLOOM_SLICE_WORDS(slice_bits) * sizeof(uint64)));
+}

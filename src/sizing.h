@@ -32,4 +32,19 @@ extern double stablebloom_fpr_for(int64 cells, int32 hashes, double decrements,
 extern int64 stablebloom_decrements_for(double fpr, int32 hashes, int64 cells,
 									   int32 max);
 
+/* Sized sliding filters have at most this many slices (format.h allows more) */
+#define SLIDINGBLOOM_SIZED_MAX_SLICES	64
+
+extern void sbf_check_window(int64 window);
+extern double slidingbloom_run_prob(const double *fill, int slices, int hashes);
+extern double slidingbloom_fpr_for(int hashes, int slices, uint64 slice_bits,
+								   uint64 generation);
+extern double slidingbloom_expected_fpr_for(int hashes, int slices,
+											uint64 slice_bits, uint64 generation);
+extern double slidingbloom_stale_rate_for(int hashes, int slices, uint64 slice_bits,
+										  uint64 generation, uint64 distance);
+extern void slidingbloom_size_for(int64 window, double fpr, int *hashes,
+								  int *slices, uint64 *slice_bits,
+								  uint64 *generation);
+
 #endif							/* SBF_SIZING_H */

@@ -58,22 +58,6 @@ PG_FUNCTION_INFO_V1(stablebloom_info);
 #define STABLEBLOOM_CELLS_PER_INTERRUPT_CHECK	(UINT64CONST(1) << 22)
 #define STABLEBLOOM_BYTES_PER_INTERRUPT_CHECK	((Size) 1 << 23)
 
-/* palloc0, zeroing a large filter in interruptible steps */
-static void *
-stablebloom_palloc0(Size size)
-{
-	char	   *result = palloc(size);
-	Size		done;
-
-	for (done = 0; done < size; done += STABLEBLOOM_BYTES_PER_INTERRUPT_CHECK)
-	{
-		CHECK_FOR_INTERRUPTS();
-		memset(result + done, 0,
-			   Min(STABLEBLOOM_BYTES_PER_INTERRUPT_CHECK, size - done));
-	}
-	return result;
-}
-
 /* The fewest bits that hold 0..max */
 int
 stablebloom_cell_bits(int max)
@@ -110,7 +94,7 @@ stablebloom_new(int64 cells, int32 hashes, int32 max, int64 decrements,
 	stablebloom_check_decrements(cells, (double) decrements);
 
 	size = materialized ? STABLEBLOOM_SIZE(cells, cell_bits) : STABLEBLOOM_HEADER_SIZE;
-	filter = (StableBloom) stablebloom_palloc0(size);
+	filter = (StableBloom) sbf_palloc0(size);
 	SET_VARSIZE(filter, size);
 	filter->magic = SBF_MAGIC_STABLEBLOOM;
 	filter->version = SBF_STABLEBLOOM_VERSION;
@@ -250,7 +234,7 @@ stablebloom_copy_datum(Datum datum)
 	if (STABLEBLOOM_IS_EMPTY(filter))
 	{
 		Size		size = STABLEBLOOM_SIZE(filter->cells, filter->cell_bits);
-		StableBloom copy = (StableBloom) stablebloom_palloc0(size);
+		StableBloom copy = (StableBloom) sbf_palloc0(size);
 
 		memcpy(copy, filter, STABLEBLOOM_HEADER_SIZE);
 		SET_VARSIZE(copy, size);

@@ -292,3 +292,23 @@ sbf_value_copy(const struct varlena *value)
 	}
 	return copy;
 }
+
+/*
+ * palloc0 for a filter's words: zeroes in 8 MB steps, checking for
+ * interrupts between them, so that statement_timeout and pg_cancel_backend
+ * stop a 1 GB allocation at once rather than when it ends.
+ */
+void *
+sbf_palloc0(Size size)
+{
+	const Size	step = (Size) 1 << 23;
+	char	   *result = palloc(size);
+	Size		done;
+
+	for (done = 0; done < size; done += step)
+	{
+		CHECK_FOR_INTERRUPTS();
+		memset(result + done, 0, Min(step, size - done));
+	}
+	return result;
+}

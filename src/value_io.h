@@ -19,6 +19,7 @@ extern struct varlena *sbf_value_from_binary(StringInfo buf, const char *typname
 extern bytea *sbf_value_to_binary(const struct varlena *value);
 extern struct varlena *sbf_detoast_arg_cached(FunctionCallInfo fcinfo, int argno);
 extern struct varlena *sbf_value_copy(const struct varlena *value);
+extern void *sbf_palloc0(Size size);
 extern void sbf_check_magic(const struct varlena *value, uint32 magic,
 							uint16 version, const char *typname,
 							int sqlstate);

@@ -33,6 +33,7 @@
 #include "bloom.h"
 #include "format.h"
 #include "hash.h"
+#include "slidingbloom.h"
 #include "stablebloom.h"
 
 PG_FUNCTION_INFO_V1(is_duplicate);
@@ -58,6 +59,13 @@ static bool
 stablebloom_insert(void *filter, SbfHash hash)
 {
 	return stablebloom_add_hash((StableBloom) filter, hash);
+}
+
+/* One arrival: test, store (per the filter's refresh flag) and count */
+static bool
+slidingbloom_insert(void *filter, SbfHash hash)
+{
+	return slidingbloom_arrive_hash((SlidingBloom) filter, hash);
 }
 
 /*
@@ -100,6 +108,11 @@ is_duplicate_start(WindowObject winobj, IsDuplicateState *state)
 			copy = stablebloom_copy_datum(datum);
 			state->seed = ((StableBloom) copy)->seed;
 			state->insert = stablebloom_insert;
+			break;
+		case SBF_MAGIC_SLIDINGBLOOM:
+			copy = slidingbloom_copy_datum(datum);
+			state->seed = ((SlidingBloom) copy)->seed;
+			state->insert = slidingbloom_insert;
 			break;
 		default:
 			ereport(ERROR,

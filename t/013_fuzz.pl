@@ -2,7 +2,7 @@
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
 # Fuzzing the text input, the binary input and the value validation of
-# bloom and stablebloom (test/fuzz/fuzz_values.c) with libFuzzer, under
+# bloom, stablebloom and slidingbloom (test/fuzz/fuzz_values.c) with libFuzzer, under
 # AddressSanitizer and UBSan, for a bounded time; no server:
 #
 #   make prove_installcheck PROVE_TESTS=t/013_fuzz.pl         # as the test command runs it
@@ -68,6 +68,7 @@ my @build = (
 	'-ffunction-sections', '-fdata-sections',
 	"$fuzz/fuzz_values.c", "$fuzz/pg_stubs.c",
 	"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
+	"$src/slidingbloom.c",
 	"$src/sizing.c", "$src/hash.c",
 	'-Wl,--gc-sections', '-lm', '-o', $bin);
 my $build_log = '';
@@ -118,7 +119,7 @@ if ($rc == 0)
 	$runs .= ' (stopped by the time cap)'
 	  if !defined $fuzz_seconds && $runs =~ /^[0-9]+$/ && $runs < $fuzz_runs;
 	pass(
-		"fuzzed bloom and stablebloom input and validation (@limits): $runs inputs, no finding"
+		"fuzzed bloom, stablebloom and slidingbloom input and validation (@limits): $runs inputs, no finding"
 	);
 }
 else

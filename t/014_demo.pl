@@ -80,10 +80,25 @@ while (my $line = <$results>)
 	  if $method =~ /^(exact|sieve_flush|bloom)/;
 	is($fp, 0, "$method: exact (FP = $fp)")
 	  if $method =~ /^(exact|sieve_flush)$/;
+	if ($method =~ /^slidingbloom / && $parameters =~ /^window=([0-9]+) /)
+	{
+		# with refresh, no URL met within the window before is missed
+		my $window = $1;
+		my $missed = $node->safe_psql(
+			'postgres', qq{
+			SELECT count(*)
+			FROM (SELECT pos, i - lag(i) OVER (PARTITION BY url ORDER BY pos) AS gap
+				  FROM (SELECT pos, url, row_number() OVER (ORDER BY pos) AS i
+						FROM sbf_demo.crawl) c) g
+			JOIN sbf_demo.marks m ON m.method = '$method' AND m.pos = g.pos
+			WHERE gap < $window AND NOT m.flagged});
+		is($missed, 0,
+			"$method: no repeat within its window of $window missed ($missed)");
+	}
 }
 close($results);
-is($methods, 9,
-	"the table has a row for exact, 3 x bloom, 3 x stablebloom, the sieve and the shared bloom filter ($methods)"
+is($methods, 12,
+	"the table has a row for exact, 3 x bloom, 3 x stablebloom, 3 x slidingbloom, the sieve and the shared bloom filter ($methods)"
 );
 
 # The live crawl: two sessions at the same time, batches of 1000 rows dealt

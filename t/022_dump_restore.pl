@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
-# pg_dump -Fc of tables of bloom and stablebloom values on one cluster, and
+# pg_dump -Fc of tables of bloom, stablebloom and slidingbloom values on one cluster, and
 # pg_restore of the dump into a new database of a second cluster, give back
 # identical values (the restore creates the extension itself).
 
@@ -31,6 +31,12 @@ INSERT INTO sfilters VALUES
 	(2, (SELECT stablebloom_agg('https://example.org/' || i, stablebloom_sized(100000, 0.05, 4, 3) ORDER BY i)
 		 FROM generate_series(1, 50000) i)),
 	(3, NULL);
+CREATE TABLE wfilters (id int PRIMARY KEY, filter slidingbloom);
+INSERT INTO wfilters VALUES
+	(1, slidingbloom_empty(64, 1, 2, 1)),
+	(2, (SELECT slidingbloom_agg('https://example.org/' || i, slidingbloom_sized(20000, 0.01, 5, true) ORDER BY i)
+		 FROM generate_series(1, 50000) i)),
+	(3, NULL);
 });
 
 # every value of both tables, NULLs included, in their text form
@@ -38,7 +44,8 @@ my $fingerprint = q{
 SELECT count(*) || ' rows, md5 '
 	   || md5(string_agg(t || id || ':' || coalesce(f, 'null'), ',' ORDER BY t, id))
 FROM (SELECT 'b' AS t, id, filter::text AS f FROM filters
-	  UNION ALL SELECT 's', id, filter::text FROM sfilters) s
+	  UNION ALL SELECT 's', id, filter::text FROM sfilters
+	  UNION ALL SELECT 'w', id, filter::text FROM wfilters) s
 };
 my $before = $source->safe_psql('postgres', $fingerprint);
 
@@ -54,8 +61,8 @@ $target->command_ok(
 	'pg_restore into a new database of the second cluster');
 my $after = $target->safe_psql('restored', $fingerprint);
 
-ok( $before =~ /^6 rows, md5 / && $after eq $before,
-	"pg_dump -Fc | pg_restore gives identical bloom and stablebloom values ($before = $after)"
+ok( $before =~ /^9 rows, md5 / && $after eq $before,
+	"pg_dump -Fc | pg_restore gives identical bloom, stablebloom and slidingbloom values ($before = $after)"
 );
 
 SbfTest::no_crash($source);

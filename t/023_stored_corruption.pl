@@ -23,10 +23,11 @@ my $node = SbfTest::new_node('corruption');
 
 $node->safe_psql(
 	'postgres', q{
-UPDATE pg_type SET typalign = 'i' WHERE oid IN ('bloom'::regtype, 'stablebloom'::regtype);
+UPDATE pg_type SET typalign = 'i' WHERE oid IN ('bloom'::regtype, 'stablebloom'::regtype, 'slidingbloom'::regtype);
 CREATE CAST (bytea AS bloom) WITHOUT FUNCTION;
 CREATE CAST (bytea AS stablebloom) WITHOUT FUNCTION;
-UPDATE pg_type SET typalign = 'd' WHERE oid IN ('bloom'::regtype, 'stablebloom'::regtype);
+CREATE CAST (bytea AS slidingbloom) WITHOUT FUNCTION;
+UPDATE pg_type SET typalign = 'd' WHERE oid IN ('bloom'::regtype, 'stablebloom'::regtype, 'slidingbloom'::regtype);
 
 -- Good values of every shape, as their stored bytes
 CREATE TABLE good (kind text, bytes bytea);
@@ -35,7 +36,9 @@ INSERT INTO good VALUES
 	('bloom', bloom_send(bloom_add(bloom_add(bloom_empty(130, 3, 7), 'a'), 'b'))),
 	('stablebloom', stablebloom_send(stablebloom_empty(40, 3, 5, 2, 9))),
 	('stablebloom', stablebloom_send(stablebloom_add(stablebloom_add(stablebloom_empty(40, 3, 5, 2, 9), 'a'), 'b'))),
-	('stablebloom', stablebloom_send(stablebloom_add(stablebloom_empty(100, 2, 255, 7), 'a')));
+	('stablebloom', stablebloom_send(stablebloom_add(stablebloom_empty(100, 2, 255, 7), 'a'))),
+	('slidingbloom', slidingbloom_send(slidingbloom_empty(100, 2, 5, 3, 9))),
+	('slidingbloom', slidingbloom_send(slidingbloom_add(slidingbloom_add(slidingbloom_empty(60, 1, 3, 1, 9, true), 'a'), 'b')));
 
 -- Mutations: every byte set to 0x00, 0x01, 0x7f, 0xff and inverted, every
 -- truncation, and appended bytes
@@ -53,6 +56,7 @@ INSERT INTO bad (kind, bytes)
 
 CREATE TABLE stored_bloom AS SELECT id, bytes::bloom AS f FROM bad WHERE kind = 'bloom';
 CREATE TABLE stored_stablebloom AS SELECT id, bytes::stablebloom AS f FROM bad WHERE kind = 'stablebloom';
+CREATE TABLE stored_slidingbloom AS SELECT id, bytes::slidingbloom AS f FROM bad WHERE kind = 'slidingbloom';
 
 -- Run a statement on one stored value; 'ok' or the SQLSTATE
 CREATE FUNCTION outcome(query text, id int) RETURNS text LANGUAGE plpgsql AS $$
@@ -89,9 +93,19 @@ my %queries = (
 		q{SELECT f = f, stablebloom_fpr(f) FROM stored_stablebloom WHERE id = $1},
 		q{SELECT stablebloom_agg(g::text, f ORDER BY g) FROM stored_stablebloom, generate_series(1, 5) g WHERE id = $1},
 		q{SELECT count(*) FILTER (WHERE d) FROM (SELECT is_duplicate(g::text, f) OVER (ORDER BY g) AS d FROM stored_stablebloom, generate_series(1, 5) g WHERE id = $1) s},
+	],
+	slidingbloom => [
+		q{SELECT slidingbloom_info(f) FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT f::text FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT slidingbloom_send(f) FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT slidingbloom_contains(f, 'a'::text), f @> 42::bigint FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT slidingbloom_add(f, 'c'::text) FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT f = f, slidingbloom_stale_rate(f, 10) FROM stored_slidingbloom WHERE id = $1},
+		q{SELECT slidingbloom_agg(g::text, f ORDER BY g) FROM stored_slidingbloom, generate_series(1, 5) g WHERE id = $1},
+		q{SELECT count(*) FILTER (WHERE d) FROM (SELECT is_duplicate(g::text, f) OVER (ORDER BY g) AS d FROM stored_slidingbloom, generate_series(1, 5) g WHERE id = $1) s},
 	]);
 
-foreach my $kind ('bloom', 'stablebloom')
+foreach my $kind ('bloom', 'stablebloom', 'slidingbloom')
 {
 	foreach my $query (@{ $queries{$kind} })
 	{

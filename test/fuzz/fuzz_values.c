@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the text input, the binary input and the value
- * validation of bloom and stablebloom, then every read and write path on
- * whatever validation accepts, under AddressSanitizer and UBSan.
+ * validation of bloom, stablebloom and slidingbloom, then every read and
+ * write path on whatever validation accepts, under AddressSanitizer and
+ * UBSan.
  *
  * The first input byte picks the type and the form (text or binary); the
  * rest is the input.  A refused input must end in ereport(ERROR) with an
@@ -13,6 +14,8 @@
 
 #include "bloom.h"
 #include "fuzz.h"
+#include "sizing.h"
+#include "slidingbloom.h"
 #include "stablebloom.h"
 #include "utils/elog.h"
 #include "value_io.h"
@@ -84,6 +87,41 @@ exercise_stablebloom(StableBloom filter)
 	(void) sbf_value_to_text((struct varlena *) copy);
 }
 
+static void
+exercise_slidingbloom(SlidingBloom filter)
+{
+	SbfHash		h = sbf_hash_bytes("https://example.org/", 20, filter->seed);
+	SlidingBloom copy;
+	bool		stored;
+	int			i;
+
+	(void) slidingbloom_test_hash(filter, h);
+	(void) slidingbloom_fpr_for(filter->hashes, filter->slices,
+								filter->slice_bits, filter->generation);
+	(void) slidingbloom_stale_rate_for(filter->hashes, filter->slices,
+									   filter->slice_bits, filter->generation,
+									   filter->window);
+	/* smaller than for the others: up to 256 slices are cleared and probed */
+	if (SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits) > FUZZ_MAX_MATERIALIZED / 16)
+		return;
+	copy = slidingbloom_copy_datum(PointerGetDatum(filter));
+	stored = !slidingbloom_arrive_hash(copy, h) || SLIDINGBLOOM_REFRESH(copy);
+	if (stored && !slidingbloom_test_hash(copy, h))
+		abort();				/* just stored: in the k newest slices */
+
+	/* enough arrivals to end a few generations when they are short */
+	for (i = 0; i < 40; i++)
+	{
+		SbfHash		other = sbf_hash_bytes(&i, sizeof(i), copy->seed);
+
+		(void) slidingbloom_arrive_hash(copy, other);
+	}
+	if (stored && (uint64) (copy->slices - copy->hashes) * copy->generation >= 41 &&
+		!slidingbloom_test_hash(copy, h))
+		abort();				/* stored 41 arrivals ago, inside l * g */
+	(void) sbf_value_to_text((struct varlena *) copy);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -91,7 +129,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	mode = data[0] & 3;
+	mode = data[0] % 6;
 	data++;
 	size--;
 
@@ -131,6 +169,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 					stablebloom_validate(f, ERRCODE_INVALID_BINARY_REPRESENTATION);
 					exercise_stablebloom(f);
+					break;
+				}
+			case 4:
+				{
+					SlidingBloom f = (SlidingBloom)
+						sbf_value_from_text(text_value(data, size), "slidingbloom");
+
+					slidingbloom_validate(f, ERRCODE_INVALID_TEXT_REPRESENTATION);
+					exercise_slidingbloom(f);
+					break;
+				}
+			case 5:
+				{
+					SlidingBloom f = (SlidingBloom) binary_value(data, size);
+
+					slidingbloom_validate(f, ERRCODE_INVALID_BINARY_REPRESENTATION);
+					exercise_slidingbloom(f);
 					break;
 				}
 		}

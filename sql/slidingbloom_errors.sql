@@ -1,0 +1,83 @@
+--
+-- Bad input to slidingbloom: an ERROR with an errcode, never a crash.
+--
+
+CREATE FUNCTION pg_temp.error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	detail text;
+BEGIN
+	EXECUTE query;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RETURN SQLSTATE || ': ' || SQLERRM || coalesce(E'\n       ' || nullif(detail, ''), '');
+END $$;
+
+-- Parameters of slidingbloom_sized and slidingbloom_bytes
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(0, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(-10, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(1000, 0) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(1000, -0.5) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(1000, 1) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(1000, 'NaN') $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(1000, 'Infinity') $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_sized(9000000000000, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_bytes(0, 0.01) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_bytes(1000, 2) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_stale_rate(slidingbloom_sized(1000, 0.01), 0) $$);
+
+-- Parameters of slidingbloom_empty: slice_bits, hashes, slices, generation
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(0, 2, 5, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 0, 5, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 257, 300, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 5, 5, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 2, 257, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 2, 5, 0) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 2, 5, 9000000000000000000) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(2000000000, 2, 5, 3) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_agg(g, NULL::slidingbloom) FROM generate_series(1, 3) g $$);
+SELECT pg_temp.error_of($$ SELECT is_duplicate(g, NULL::slidingbloom) OVER (ORDER BY g) FROM generate_series(1, 3) g $$);
+
+-- Malformed text
+SELECT pg_temp.error_of($$ SELECT 'x'::slidingbloom $$);
+SELECT pg_temp.error_of($$ SELECT '\x53424677'::slidingbloom $$);
+SELECT pg_temp.error_of($$ SELECT '\x5342467701'::slidingbloom $$);
+-- a stablebloom value is not a slidingbloom value
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', stablebloom_empty(16, 2, 3, 1)::text));
+
+-- A good value to corrupt: 2 slices of 64 bits, 1 hash, generation 1, one
+-- arrival.  Its hex digits: magic 3..10, version 11..14, hashes 15..18,
+-- slices 19..22, flags 23..26, slice_bits 27..42, generation 43..58, window
+-- 59..74, seed 75..90, arrivals 91..106, generation_fill 107..122, newest
+-- 123..138, then the two slices of 16 digits each.
+SELECT slidingbloom_add(slidingbloom_empty(64, 1, 2, 1), 'x')::text AS good \gset
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'good')) AS good_value;
+-- unknown version 2
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '02' from 11 for 2)));
+-- hashes 0, hashes = slices, 300 slices
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '00' from 15 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '02' from 15 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '2c01' from 19 for 4)));
+-- unknown flag; the empty flag on a value with slices
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '04' from 23 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '01' from 23 for 2)));
+-- slice_bits 0; 65 (two words per slice: the length no longer matches)
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '00' from 27 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '41' from 27 for 2)));
+-- generation 0; window 0 and 2 (more than l g = 1)
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '00' from 43 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '00' from 59 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '02' from 59 for 2)));
+-- a generation already full; a newest slice that does not exist
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '01' from 107 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '02' from 123 for 2)));
+-- too long, too short
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'good' || '00'));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', left(:'good', -2)));
+-- 60 bits per slice: a bit set past the end of a slice
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
+	overlay(slidingbloom_add(slidingbloom_empty(60, 1, 2, 1), 'x')::text placing '10' from 153 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
+	overlay(slidingbloom_add(slidingbloom_empty(60, 1, 2, 1), 'x')::text placing '08' from 153 for 2)));
+
+SELECT slidingbloom_contains(slidingbloom_add(slidingbloom_sized(100, 0.01), 'still'), 'still') AS alive;

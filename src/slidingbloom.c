@@ -1,0 +1,545 @@
+/*-------------------------------------------------------------------------
+ *
+ * slidingbloom.c
+ *	  The slidingbloom type: duplicates among the last w arrivals of a
+ *	  stream, with no false negative inside the window.  Its layout,
+ *	  validation, text and binary I/O and the scalar SQL functions.
+ *
+ * The structure is an age-partitioned Bloom filter (Shtul, Baquero &
+ * Almeida 2020): k + l slices of m bits in a circular buffer.  A value is
+ * stored in the k newest slices; every g arrivals the oldest slice is
+ * cleared and becomes the newest; a value is present when k consecutive
+ * slices all have its bit.  A value stored d <= l g arrivals ago still
+ * has all k of its slices, so it is always found: with l g >= w, no false
+ * negative inside the window, and the work per arrival is O(k + l) probes
+ * at most, independent of w.  Beyond the window a value fades out over
+ * about k more generations (the "stale" positives, sizing.c).
+ *
+ * The window counts arrivals: every value passed to slidingbloom_add,
+ * slidingbloom_agg or is_duplicate, repeats included (NULLs are not
+ * counted).  Without refresh a value is stored only when it is reported
+ * new (the seed's w-duplicates: each value reported new at most once per
+ * window); with refresh every sighting is stored, so a value is reported
+ * new only after a whole window without it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+
+#include "sizing.h"
+#include "slidingbloom.h"
+#include "value_io.h"
+
+PG_FUNCTION_INFO_V1(slidingbloom_in);
+PG_FUNCTION_INFO_V1(slidingbloom_out);
+PG_FUNCTION_INFO_V1(slidingbloom_recv);
+PG_FUNCTION_INFO_V1(slidingbloom_send);
+PG_FUNCTION_INFO_V1(slidingbloom_empty);
+PG_FUNCTION_INFO_V1(slidingbloom_sized);
+PG_FUNCTION_INFO_V1(slidingbloom_add);
+PG_FUNCTION_INFO_V1(slidingbloom_add_int8);
+PG_FUNCTION_INFO_V1(slidingbloom_contains);
+PG_FUNCTION_INFO_V1(slidingbloom_contains_int8);
+PG_FUNCTION_INFO_V1(slidingbloom_contained_by);
+PG_FUNCTION_INFO_V1(slidingbloom_contained_by_int8);
+PG_FUNCTION_INFO_V1(slidingbloom_eq);
+PG_FUNCTION_INFO_V1(slidingbloom_ne);
+PG_FUNCTION_INFO_V1(slidingbloom_stale_rate);
+PG_FUNCTION_INFO_V1(slidingbloom_info);
+
+/* Check the structure asked for: slices * generation must fit a bigint */
+static void
+slidingbloom_check_params(int64 slice_bits, int32 hashes, int32 slices,
+						  int64 generation)
+{
+	if (slice_bits < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of bits per slice must be at least 1"),
+				 errdetail("The number of bits per slice given was " INT64_FORMAT ".",
+						   slice_bits)));
+	sbf_check_hashes(hashes);
+	if (slices <= hashes || slices > SLIDINGBLOOM_MAX_SLICES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of slices must exceed the number of hashes and be at most %d",
+						SLIDINGBLOOM_MAX_SLICES),
+				 errdetail("The filter has %d slices and %d hashes.", slices, hashes)));
+	if (generation < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generation must be at least 1"),
+				 errdetail("The generation given was " INT64_FORMAT ".", generation)));
+	if ((uint64) generation > (uint64) PG_INT64_MAX / (uint64) slices)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d generations of " INT64_FORMAT " arrivals do not fit a bigint",
+						slices, generation)));
+	if (SLIDINGBLOOM_SLICE_WORDS(slice_bits) > SLIDINGBLOOM_MAX_WORDS / (uint64) slices)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a sliding bloom filter of %d slices of " INT64_FORMAT " bits is too large",
+						slices, slice_bits),
+				 errdetail("A slidingbloom value holds at most " UINT64_FORMAT " words of 64 bits (1 GB).",
+						   SLIDINGBLOOM_MAX_WORDS)));
+}
+
+/*
+ * A new filter in the empty form (header only), in CurrentMemoryContext,
+ * after checking every parameter.  window 0 means l g.
+ */
+SlidingBloom
+slidingbloom_new(int64 slice_bits, int32 hashes, int32 slices, int64 generation,
+				 int64 window, uint64 seed, bool refresh)
+{
+	SlidingBloom filter;
+
+	slidingbloom_check_params(slice_bits, hashes, slices, generation);
+	if (window == 0)
+		window = (int64) (slices - hashes) * generation;
+	Assert(window >= 1 && window <= (int64) (slices - hashes) * generation);
+
+	filter = (SlidingBloom) palloc0(SLIDINGBLOOM_HEADER_SIZE);
+	SET_VARSIZE(filter, SLIDINGBLOOM_HEADER_SIZE);
+	filter->magic = SBF_MAGIC_SLIDINGBLOOM;
+	filter->version = SBF_SLIDINGBLOOM_VERSION;
+	filter->hashes = (uint16) hashes;
+	filter->slices = (uint16) slices;
+	filter->flags = SLIDINGBLOOM_FLAG_EMPTY | (refresh ? SLIDINGBLOOM_FLAG_REFRESH : 0);
+	filter->slice_bits = (uint64) slice_bits;
+	filter->generation = (uint64) generation;
+	filter->window = (uint64) window;
+	filter->seed = seed;
+	return filter;
+}
+
+/*
+ * Check the header against the value's length, in constant time: run on
+ * every value read from a table.  Any value that passes can be used
+ * without reading or writing outside it.
+ */
+static void
+slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
+{
+	Size		size = VARSIZE(filter);
+	const uint16 known = SLIDINGBLOOM_FLAG_EMPTY | SLIDINGBLOOM_FLAG_REFRESH;
+
+	sbf_check_magic((const struct varlena *) filter, SBF_MAGIC_SLIDINGBLOOM,
+					SBF_SLIDINGBLOOM_VERSION, "slidingbloom", sqlstate);
+
+#define SLIDINGBLOOM_INVALID(...) \
+	ereport(ERROR, \
+			(errcode(sqlstate), \
+			 errmsg("invalid slidingbloom value"), \
+			 errdetail(__VA_ARGS__)))
+
+	if (size < SLIDINGBLOOM_HEADER_SIZE)
+		SLIDINGBLOOM_INVALID("The value is %zu bytes long, shorter than the %zu-byte header.",
+							 size - VARHDRSZ, SLIDINGBLOOM_HEADER_SIZE - VARHDRSZ);
+	if (filter->hashes < 1 || filter->hashes > SBF_MAX_HASHES)
+		SLIDINGBLOOM_INVALID("The number of hashes is %u, outside 1..%d.",
+							 (unsigned) filter->hashes, SBF_MAX_HASHES);
+	if (filter->slices <= filter->hashes || filter->slices > SLIDINGBLOOM_MAX_SLICES)
+		SLIDINGBLOOM_INVALID("The number of slices is %u, outside %u..%d.",
+							 (unsigned) filter->slices, (unsigned) filter->hashes + 1,
+							 SLIDINGBLOOM_MAX_SLICES);
+	if ((filter->flags & ~known) != 0)
+		SLIDINGBLOOM_INVALID("Unknown flags 0x%x are set.",
+							 (unsigned) (filter->flags & ~known));
+	/* divided, not multiplied: slices * words could wrap around */
+	if (filter->slice_bits < 1 ||
+		filter->slice_bits > SLIDINGBLOOM_MAX_WORDS * 64 ||
+		SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits) > SLIDINGBLOOM_MAX_WORDS / filter->slices)
+		SLIDINGBLOOM_INVALID("The number of bits per slice is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for %u slices.",
+							 filter->slice_bits,
+							 SLIDINGBLOOM_MAX_WORDS / filter->slices * 64,
+							 (unsigned) filter->slices);
+	if (filter->generation < 1 ||
+		filter->generation > (uint64) PG_INT64_MAX / filter->slices)
+		SLIDINGBLOOM_INVALID("The generation is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
+							 filter->generation, (uint64) PG_INT64_MAX / filter->slices);
+	if (filter->window < 1 ||
+		filter->window > (uint64) (filter->slices - filter->hashes) * filter->generation)
+		SLIDINGBLOOM_INVALID("The window is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " (l * g).",
+							 filter->window,
+							 (uint64) (filter->slices - filter->hashes) * filter->generation);
+	if (filter->generation_fill >= filter->generation)
+		SLIDINGBLOOM_INVALID("The current generation has " UINT64_FORMAT " arrivals, not fewer than its " UINT64_FORMAT ".",
+							 filter->generation_fill, filter->generation);
+	if (filter->newest >= filter->slices)
+		SLIDINGBLOOM_INVALID("The newest slice is " UINT64_FORMAT ", not one of the %u slices.",
+							 filter->newest, (unsigned) filter->slices);
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+	{
+		if (size != SLIDINGBLOOM_HEADER_SIZE)
+			SLIDINGBLOOM_INVALID("An empty filter takes %zu bytes, but the value has %zu.",
+								 SLIDINGBLOOM_HEADER_SIZE - VARHDRSZ, size - VARHDRSZ);
+	}
+	else if (size != SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits))
+		SLIDINGBLOOM_INVALID("A filter of %u slices of " UINT64_FORMAT " bits takes %zu bytes, but the value has %zu.",
+							 (unsigned) filter->slices, filter->slice_bits,
+							 (Size) SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits) - VARHDRSZ,
+							 size - VARHDRSZ);
+}
+
+/*
+ * Full validation, for input: the header, then no bit set past the end of
+ * any slice.  Linear in the number of slices.
+ */
+void
+slidingbloom_validate(const SlidingBloomData *filter, int sqlstate)
+{
+	uint32		q;
+
+	slidingbloom_validate_header(filter, sqlstate);
+	if (SLIDINGBLOOM_IS_EMPTY(filter) || filter->slice_bits % 64 == 0)
+		return;
+	for (q = 0; q < filter->slices; q++)
+	{
+		uint64		last = slidingbloom_slice(filter, q)[filter->slice_bits / 64];
+
+		if ((last >> (filter->slice_bits % 64)) != 0)
+			SLIDINGBLOOM_INVALID("Bits past the end of slice %u are set.", q);
+	}
+}
+
+/* Detoast a slidingbloom argument for reading, and check its header */
+SlidingBloom
+slidingbloom_from_datum(Datum datum)
+{
+	SlidingBloom filter = (SlidingBloom) PG_DETOAST_DATUM(datum);
+
+	slidingbloom_validate_header(filter, ERRCODE_DATA_CORRUPTED);
+	return filter;
+}
+
+/*
+ * A private, writable, materialized copy of a slidingbloom argument in
+ * CurrentMemoryContext, with the argument's arrivals and position.
+ */
+SlidingBloom
+slidingbloom_copy_datum(Datum datum)
+{
+	SlidingBloom filter = slidingbloom_from_datum(datum);
+
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+	{
+		Size		size = SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits);
+		SlidingBloom copy = (SlidingBloom) sbf_palloc0(size);
+
+		memcpy(copy, filter, SLIDINGBLOOM_HEADER_SIZE);
+		SET_VARSIZE(copy, size);
+		copy->flags &= ~SLIDINGBLOOM_FLAG_EMPTY;
+		return copy;
+	}
+	/* detoasting already made a private copy, or the value is in memory */
+	if ((Pointer) filter != DatumGetPointer(datum))
+		return filter;
+	return (SlidingBloom) sbf_value_copy((struct varlena *) filter);
+}
+
+/* Bits set in the slice of the given age */
+static uint64
+slidingbloom_slice_bits_set(const SlidingBloomData *filter, uint32 age)
+{
+	const uint64 *words;
+	uint64		set = 0;
+	uint64		i;
+
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+		return 0;
+	words = slidingbloom_slice(filter, slidingbloom_slice_of_age(filter, age));
+	for (i = 0; i < SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits); i++)
+	{
+		/* a slice may hold up to 1 GB: stay cancellable (8 MB steps) */
+		if ((i & ((UINT64CONST(1) << 20) - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
+		set += pg_popcount64(words[i]);
+	}
+	return set;
+}
+
+/*
+ * Type I/O
+ */
+
+Datum
+slidingbloom_in(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = (SlidingBloom)
+		sbf_value_from_text(PG_GETARG_CSTRING(0), "slidingbloom");
+
+	slidingbloom_validate(filter, ERRCODE_INVALID_TEXT_REPRESENTATION);
+	PG_RETURN_POINTER(filter);
+}
+
+Datum
+slidingbloom_out(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = slidingbloom_from_datum(PG_GETARG_DATUM(0));
+
+	PG_RETURN_CSTRING(sbf_value_to_text((struct varlena *) filter));
+}
+
+Datum
+slidingbloom_recv(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = (SlidingBloom)
+		sbf_value_from_binary((StringInfo) PG_GETARG_POINTER(0), "slidingbloom");
+
+	slidingbloom_validate(filter, ERRCODE_INVALID_BINARY_REPRESENTATION);
+	PG_RETURN_POINTER(filter);
+}
+
+Datum
+slidingbloom_send(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = slidingbloom_from_datum(PG_GETARG_DATUM(0));
+
+	PG_RETURN_BYTEA_P(sbf_value_to_binary((struct varlena *) filter));
+}
+
+/*
+ * Constructors
+ */
+
+/*
+ * slidingbloom_empty(slice_bits bigint, hashes int, slices int,
+ *					  generation bigint, seed bigint DEFAULT 0,
+ *					  refresh boolean DEFAULT false): window l g
+ */
+Datum
+slidingbloom_empty(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(slidingbloom_new(PG_GETARG_INT64(0), PG_GETARG_INT32(1),
+									   PG_GETARG_INT32(2), PG_GETARG_INT64(3), 0,
+									   (uint64) PG_GETARG_INT64(4),
+									   PG_GETARG_BOOL(5)));
+}
+
+/*
+ * slidingbloom_sized(window bigint, fpr float8, seed bigint DEFAULT 0,
+ *					  refresh boolean DEFAULT false): the fewest words
+ *					  (sizing.c)
+ */
+Datum
+slidingbloom_sized(PG_FUNCTION_ARGS)
+{
+	int64		window = PG_GETARG_INT64(0);
+	int			hashes;
+	int			slices;
+	uint64		slice_bits;
+	uint64		generation;
+
+	slidingbloom_size_for(window, PG_GETARG_FLOAT8(1), &hashes, &slices,
+						  &slice_bits, &generation);
+	PG_RETURN_POINTER(slidingbloom_new((int64) slice_bits, hashes, slices,
+									   (int64) generation, window,
+									   (uint64) PG_GETARG_INT64(2),
+									   PG_GETARG_BOOL(3)));
+}
+
+/*
+ * Adding and testing.  slidingbloom_add is one arrival and returns a new
+ * filter (NULL is no arrival: the filter is returned as it is); code that
+ * handles many arrivals keeps one filter and mutates it
+ * (slidingbloom_agg, is_duplicate).
+ */
+static Datum
+slidingbloom_add_common(FunctionCallInfo fcinfo, SbfElementKind kind)
+{
+	SlidingBloom filter;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+
+	filter = slidingbloom_copy_datum(PG_GETARG_DATUM(0));
+	slidingbloom_arrive_hash(filter, sbf_hash_element(PG_GETARG_DATUM(1), kind,
+													  filter->seed));
+	PG_RETURN_POINTER(filter);
+}
+
+Datum
+slidingbloom_add(PG_FUNCTION_ARGS)
+{
+	return slidingbloom_add_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
+}
+
+Datum
+slidingbloom_add_int8(PG_FUNCTION_ARGS)
+{
+	return slidingbloom_add_common(fcinfo, SBF_ELEMENT_INT8);
+}
+
+/* Detoasted once per query for a stored filter, as for bloom */
+static bool
+slidingbloom_contains_common(FunctionCallInfo fcinfo, int filter_arg,
+							 int value_arg, SbfElementKind kind)
+{
+	SlidingBloom filter = (SlidingBloom) sbf_detoast_arg_cached(fcinfo, filter_arg);
+
+	slidingbloom_validate_header(filter, ERRCODE_DATA_CORRUPTED);
+	return slidingbloom_test_hash(filter,
+								  sbf_hash_element(PG_GETARG_DATUM(value_arg),
+												   kind, filter->seed));
+}
+
+Datum
+slidingbloom_contains(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(slidingbloom_contains_common(fcinfo, 0, 1, sbf_varlena_kind(fcinfo, 1)));
+}
+
+Datum
+slidingbloom_contains_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(slidingbloom_contains_common(fcinfo, 0, 1, SBF_ELEMENT_INT8));
+}
+
+Datum
+slidingbloom_contained_by(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(slidingbloom_contains_common(fcinfo, 1, 0, sbf_varlena_kind(fcinfo, 0)));
+}
+
+Datum
+slidingbloom_contained_by_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(slidingbloom_contains_common(fcinfo, 1, 0, SBF_ELEMENT_INT8));
+}
+
+/*
+ * Equal: same parameters, arrivals, position and bits, whether all-zero
+ * slices are stored in the empty form or not
+ */
+static bool
+slidingbloom_equal(Datum a_datum, Datum b_datum)
+{
+	SlidingBloom a = slidingbloom_from_datum(a_datum);
+	SlidingBloom b = slidingbloom_from_datum(b_datum);
+	uint32		age;
+
+	if (a->hashes != b->hashes || a->slices != b->slices ||
+		a->slice_bits != b->slice_bits || a->generation != b->generation ||
+		a->window != b->window || a->seed != b->seed ||
+		a->arrivals != b->arrivals || a->generation_fill != b->generation_fill ||
+		a->newest != b->newest ||
+		SLIDINGBLOOM_REFRESH(a) != SLIDINGBLOOM_REFRESH(b))
+		return false;
+	if (SLIDINGBLOOM_IS_EMPTY(a) || SLIDINGBLOOM_IS_EMPTY(b))
+	{
+		for (age = 0; age < a->slices; age++)
+			if (slidingbloom_slice_bits_set(a, age) != 0 ||
+				slidingbloom_slice_bits_set(b, age) != 0)
+				return false;
+		return true;
+	}
+	return memcmp(a->words, b->words,
+				  (Size) a->slices * SLIDINGBLOOM_SLICE_WORDS(a->slice_bits) * sizeof(uint64)) == 0;
+}
+
+Datum
+slidingbloom_eq(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(slidingbloom_equal(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)));
+}
+
+Datum
+slidingbloom_ne(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(!slidingbloom_equal(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)));
+}
+
+/*
+ * Statistics
+ */
+
+/*
+ * slidingbloom_stale_rate(slidingbloom, distance bigint) -> float8: the
+ * probability that a value last stored "distance" arrivals ago is
+ * reported, for this filter's structure at its fullest (sizing.c): 1 up to
+ * l g, then decaying to the false-positive rate.
+ */
+Datum
+slidingbloom_stale_rate(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = slidingbloom_from_datum(PG_GETARG_DATUM(0));
+	int64		distance = PG_GETARG_INT64(1);
+
+	if (distance < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("distance must be at least 1"),
+				 errdetail("The distance given was " INT64_FORMAT ".", distance)));
+	PG_RETURN_FLOAT8(slidingbloom_stale_rate_for(filter->hashes, filter->slices,
+												 filter->slice_bits,
+												 filter->generation,
+												 (uint64) distance));
+}
+
+Datum
+slidingbloom_info(PG_FUNCTION_ARGS)
+{
+	SlidingBloom filter = slidingbloom_from_datum(PG_GETARG_DATUM(0));
+	uint64		set = 0;
+	uint32		age;
+	StringInfoData buf;
+	StringInfoData fills;
+
+	initStringInfo(&fills);
+	for (age = 0; age < filter->slices; age++)
+	{
+		uint64		slice_set = slidingbloom_slice_bits_set(filter, age);
+
+		set += slice_set;
+		appendStringInfo(&fills, "%s%s", age == 0 ? "" : ", ",
+						 float8out_internal((double) slice_set / (double) filter->slice_bits));
+	}
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"type\": \"slidingbloom\", \"format_version\": %u",
+					 (unsigned) filter->version);
+	appendStringInfo(&buf, ", \"window\": " UINT64_FORMAT, filter->window);
+	appendStringInfo(&buf, ", \"refresh\": %s",
+					 SLIDINGBLOOM_REFRESH(filter) ? "true" : "false");
+	appendStringInfo(&buf, ", \"hashes\": %u", (unsigned) filter->hashes);
+	appendStringInfo(&buf, ", \"slices\": %u", (unsigned) filter->slices);
+	appendStringInfo(&buf, ", \"slice_bits\": " UINT64_FORMAT, filter->slice_bits);
+	appendStringInfo(&buf, ", \"generation\": " UINT64_FORMAT, filter->generation);
+	appendStringInfo(&buf, ", \"seed\": " INT64_FORMAT, (int64) filter->seed);
+	appendStringInfo(&buf, ", \"arrivals\": " UINT64_FORMAT, filter->arrivals);
+	appendStringInfo(&buf, ", \"generation_fill\": " UINT64_FORMAT, filter->generation_fill);
+	appendStringInfo(&buf, ", \"newest\": " UINT64_FORMAT, filter->newest);
+	appendStringInfo(&buf, ", \"guaranteed_window\": " UINT64_FORMAT,
+					 (uint64) (filter->slices - filter->hashes) * filter->generation);
+	appendStringInfo(&buf, ", \"stale_horizon\": " UINT64_FORMAT,
+					 (uint64) filter->slices * filter->generation - 1);
+	appendStringInfo(&buf, ", \"fpr_bound\": %s",
+					 float8out_internal(slidingbloom_fpr_for(filter->hashes, filter->slices,
+															 filter->slice_bits,
+															 filter->generation)));
+	appendStringInfo(&buf, ", \"expected_fpr\": %s",
+					 float8out_internal(slidingbloom_expected_fpr_for(filter->hashes,
+																	  filter->slices,
+																	  filter->slice_bits,
+																	  filter->generation)));
+	appendStringInfo(&buf, ", \"fill\": %s",
+					 float8out_internal((double) set /
+										((double) filter->slice_bits * filter->slices)));
+	appendStringInfo(&buf, ", \"slice_fill\": [%s]", fills.data);
+	appendStringInfo(&buf, ", \"size_bytes\": %u}", (unsigned) VARSIZE(filter));
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}

@@ -1,0 +1,157 @@
+/*-------------------------------------------------------------------------
+ *
+ * slidingbloom.h
+ *	  The slidingbloom type's operations, for the SQL functions, the
+ *	  aggregate and the window function.
+ *
+ * The structure (an age-partitioned Bloom filter, Shtul, Baquero & Almeida
+ * 2020) and its layout are described in format.h; the formulas that size
+ * it are in sizing.c, and docs/slidingbloom.md has the guarantee.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_SLIDINGBLOOM_H
+#define SBF_SLIDINGBLOOM_H
+
+#include "postgres.h"
+
+#include "format.h"
+#include "hash.h"
+#include "prng.h"
+
+#define SLIDINGBLOOM_SIZE(slices, slice_bits) \
+	(SLIDINGBLOOM_HEADER_SIZE + \
+	 (uint64) (slices) * SLIDINGBLOOM_SLICE_WORDS(slice_bits) * sizeof(uint64))
+
+#define SLIDINGBLOOM_IS_EMPTY(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_EMPTY) != 0)
+#define SLIDINGBLOOM_REFRESH(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_REFRESH) != 0)
+
+extern SlidingBloom slidingbloom_new(int64 slice_bits, int32 hashes, int32 slices,
+									 int64 generation, int64 window, uint64 seed,
+									 bool refresh);
+extern void slidingbloom_validate(const SlidingBloomData *filter, int sqlstate);
+extern SlidingBloom slidingbloom_from_datum(Datum datum);
+extern SlidingBloom slidingbloom_copy_datum(Datum datum);
+
+/*
+ * The bit of physical slice q: the q-th value of the enhanced double
+ * hashing sequence of hash.h, taken before its reduction mod m.  Unrolling
+ * that recurrence (x += y; y += i) gives it in closed form,
+ *
+ *		x_q = h1 + q h2 + q (q - 1) (q - 2) / 6		(mod 2^64),
+ *
+ * so a query probes the slices in any order, each in O(1).  x_q is then
+ * mixed with SplitMix64's output function (prng.h) and reduced by
+ * multiply-high: each slice gets an independent position.  Reducing x_q
+ * mod m directly would make the element's positions in all slices a
+ * function of (h1 mod m, h2 mod m), one of only m^2 patterns; slices are
+ * small (m is the filter's size over the number of slices), and a new
+ * value sharing the pattern of any stored one is a false positive in
+ * every slice: 3% instead of 1% at a window of 100, measured.
+ */
+static inline uint64
+slidingbloom_probe(SbfHash hash, uint32 q, uint64 slice_bits)
+{
+	uint64		x = hash.h1 + (uint64) q * hash.h2 +
+		(uint64) q * (q - 1) * (q - 2) / 6;
+
+	return prng_below(splitmix64_next(&x), slice_bits);
+}
+
+/* The words of physical slice q */
+static inline uint64 *
+slidingbloom_slice(const SlidingBloomData *filter, uint32 q)
+{
+	return (uint64 *) filter->words + (uint64) q * SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits);
+}
+
+/* The physical slice of age a (0 = newest) */
+static inline uint32
+slidingbloom_slice_of_age(const SlidingBloomData *filter, uint32 age)
+{
+	return (uint32) ((filter->newest + age) % filter->slices);
+}
+
+/* Whether the slice of the given age has the element's bit set */
+static inline bool
+slidingbloom_bit_at_age(const SlidingBloomData *filter, SbfHash hash, uint32 age)
+{
+	uint32		q = slidingbloom_slice_of_age(filter, age);
+	uint64		bit = slidingbloom_probe(hash, q, filter->slice_bits);
+
+	return (slidingbloom_slice(filter, q)[bit / 64] >> (bit % 64)) & 1;
+}
+
+/*
+ * Present: some k consecutive slices, in age order, all have the element's
+ * bit.  The search tests the last slice of a candidate run first and walks
+ * back; a clear bit at age j rules out every run through j, so the next
+ * candidate ends at j + k, and the slices already seen set are not tested
+ * again.  A value never stored is rejected after about slices / k tests
+ * when the slices are half full.
+ */
+static inline bool
+slidingbloom_test_hash(const SlidingBloomData *filter, SbfHash hash)
+{
+	int			k = filter->hashes;
+	int			slices = filter->slices;
+	int			end = k - 1;	/* the candidate run is [end - k + 1, end] */
+	int			known = -1;		/* ages [end - k + 1, known] are set */
+
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+		return false;
+	while (end < slices)
+	{
+		int			low = Max(end - k + 1, known + 1);
+		int			j;
+
+		for (j = end; j >= low; j--)
+			if (!slidingbloom_bit_at_age(filter, hash, (uint32) j))
+				break;
+		if (j < low)
+			return true;
+		known = end;
+		end = j + k;
+	}
+	return false;
+}
+
+/*
+ * One arrival: the verdict is whether the value was present; it is then
+ * stored in the k newest slices (always with REFRESH, otherwise only when
+ * it was not present), and counted.  The g-th arrival of a generation ends
+ * it: the oldest slice is cleared and becomes the newest.
+ *
+ * The filter must be materialized (slidingbloom_copy_datum).
+ */
+static inline bool
+slidingbloom_arrive_hash(SlidingBloom filter, SbfHash hash)
+{
+	bool		present = slidingbloom_test_hash(filter, hash);
+
+	Assert(!SLIDINGBLOOM_IS_EMPTY(filter));
+	if (!present || SLIDINGBLOOM_REFRESH(filter))
+	{
+		uint32		age;
+
+		for (age = 0; age < filter->hashes; age++)
+		{
+			uint32		q = slidingbloom_slice_of_age(filter, age);
+			uint64		bit = slidingbloom_probe(hash, q, filter->slice_bits);
+
+			slidingbloom_slice(filter, q)[bit / 64] |= UINT64CONST(1) << (bit % 64);
+		}
+	}
+
+	filter->arrivals++;
+	if (++filter->generation_fill == filter->generation)
+	{
+		filter->generation_fill = 0;
+		filter->newest = (filter->newest + filter->slices - 1) % filter->slices;
+		memset(slidingbloom_slice(filter, (uint32) filter->newest), 0,
+			   SLIDINGBLOOM_SLICE_WORDS(filter->slice_bits) * sizeof(uint64));
+	}
+	return present;
+}
+
+#endif							/* SBF_SLIDINGBLOOM_H */
