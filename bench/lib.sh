@@ -1,5 +1,14 @@
 # Shared by the benchmarks: scripts/lib.sh, and how they measure.
+#
+# With PG_CONFIG set, the benchmarks build sbf for that PostgreSQL 15 and run
+# its programs (initdb, pg_ctl, postgres, psql, pgbench), not the system's:
+#
+#   PG_CONFIG=/path/to/bin/pg_config bash bench/shared.sh
+if [ -n "${PG_CONFIG:-}" ] && [ -z "${PG_BINDIR:-}" ]; then
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+fi
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+PATH=$PG_BINDIR:$PATH
 
 command -v bc >/dev/null || ensure_packages bc
 BENCH_TMP=$(mktemp -d /tmp/sbf-bench.XXXXXX)
@@ -48,4 +57,12 @@ INSERT INTO $1
 		  FROM generate_series(1, $2) g) s;
 VACUUM ANALYZE $1;
 SQL
+}
+
+# restart_cluster: restart the throwaway cluster, with its options, to apply
+# settings that need it (ALTER SYSTEM SET shared_buffers ...)
+restart_cluster() {
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -w -t 60 \
+		-l "$SBF_CLUSTER/server.log" restart >/dev/null \
+		|| { cat "$SBF_CLUSTER/server.log" >&2; die "the server did not restart"; }
 }

@@ -8,6 +8,8 @@
 # bench/sieve_flush.sh    sieve_flush against the plain-SQL flush, on
 #                         $SBF_SIEVE_STREAM (default: the shipped
 #                         data/eot2024-sitemaps-300k.txt.gz)
+# bench/shared.sh         shared filters: one URL a statement and batches
+#                         of 1,000 (pgbench), at 4 MB, 1 GB and 16 GB
 # bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
 #                         streams, for choosing k, Max and P, on the
 #                         paths in $SBF_STUDY_STREAMS (default: the
@@ -16,7 +18,8 @@
 # The figures of docs/benchmarks.md and docs/parameter-study.md were
 # measured on the whole public streams (each script's header names them and
 # the command that was run).  To run everything on those streams (~30
-# minutes on 2 cores, and ~7 more for the study):
+# minutes on 2 cores, ~7 more for the shared filters and ~7 more for the
+# study):
 #
 #   SBF_SIEVE_STREAM=/path/to/eot2024-sitemaps-a-m.txt.gz SBF_STUDY=1 \
 #   SBF_STUDY_STREAMS="/path/to/doccrawl-pg-python.tsv.gz /path/to/doccrawl-rust.tsv.gz /path/to/eot2024-sitemaps-a-m.txt.gz" \
@@ -26,7 +29,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush; do
+for b in filter_ops marking sieve_flush shared; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"
