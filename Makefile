@@ -25,7 +25,9 @@ OBJS = \
 	src/shared_create.o \
 	src/shared_insert.o \
 	src/shared_page.o \
-	src/shared_read.o
+	src/shared_read.o \
+	src/simhash.o \
+	src/simhash_gin.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of
@@ -35,7 +37,7 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors cancellation \
-	slidingbloom slidingbloom_errors
+	slidingbloom slidingbloom_errors simhash
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl
@@ -54,7 +56,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
-	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h
+	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
+	src/simhash.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

@@ -318,3 +318,204 @@ COMMENT ON FUNCTION is_duplicate(bytea, slidingbloom) IS
 	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';
 COMMENT ON FUNCTION is_duplicate(bigint, slidingbloom) IS
 	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';
+
+--
+-- Near-duplicate pages: simhash, Charikar's 64-bit SimHash fingerprint,
+-- and simhash_ops, a GIN operator class that makes a % b (within
+-- sbf.simhash_max_distance bits) an exact indexed search
+--
+
+CREATE TYPE simhash;
+
+CREATE FUNCTION simhash_in(cstring) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_out(simhash) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_recv(internal) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_send(simhash) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash (
+	INPUT = simhash_in,
+	OUTPUT = simhash_out,
+	RECEIVE = simhash_recv,
+	SEND = simhash_send,
+	INTERNALLENGTH = 8,
+	PASSEDBYVALUE,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash IS
+	'64-bit SimHash fingerprint (Charikar): near-duplicate documents differ in few bits';
+
+-- The same 64 bits as a bigint, both ways
+CREATE CAST (simhash AS bigint) WITHOUT FUNCTION;
+CREATE CAST (bigint AS simhash) WITHOUT FUNCTION;
+COMMENT ON CAST (simhash AS bigint) IS 'the same 64 bits';
+COMMENT ON CAST (bigint AS simhash) IS 'the same 64 bits';
+
+-- Fingerprints
+
+CREATE FUNCTION simhash(document text, shingle integer DEFAULT 3) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_document' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text, integer) IS
+	'SimHash of the word shingles of a document (ASCII-lower-cased words of letters, digits and non-ASCII bytes), XXH3-64 per shingle';
+CREATE FUNCTION simhash(features text[]) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text[]) IS
+	'SimHash of the given features, XXH3-64 each, one vote per element; NULL elements are skipped';
+
+-- Distance
+
+CREATE FUNCTION hamming_distance(simhash, simhash) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_distance(simhash, simhash) IS
+	'number of bits in which two fingerprints differ, 0..64';
+CREATE FUNCTION simhash_near(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_near(simhash, simhash) IS
+	'fingerprints within sbf.simhash_max_distance bits';
+
+CREATE OPERATOR <~> (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = hamming_distance,
+	COMMUTATOR = <~>
+);
+COMMENT ON OPERATOR <~> (simhash, simhash) IS 'Hamming distance';
+CREATE OPERATOR % (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_near,
+	COMMUTATOR = %, RESTRICT = matchingsel, JOIN = matchingjoinsel
+);
+COMMENT ON OPERATOR % (simhash, simhash) IS
+	'near-duplicates: within sbf.simhash_max_distance bits';
+
+-- Ordering: as unsigned 64-bit integers, the order of the text form (not
+-- the order of the bigint casts, which is signed)
+
+CREATE FUNCTION simhash_eq(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ne(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_lt(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_le(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gt(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ge(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_cmp(simhash, simhash) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_hash(simhash) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_hash_extended(simhash, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_eq(simhash, simhash) IS 'equal';
+COMMENT ON FUNCTION simhash_ne(simhash, simhash) IS 'not equal';
+COMMENT ON FUNCTION simhash_lt(simhash, simhash) IS 'less than, unsigned';
+COMMENT ON FUNCTION simhash_le(simhash, simhash) IS 'less than or equal, unsigned';
+COMMENT ON FUNCTION simhash_gt(simhash, simhash) IS 'greater than, unsigned';
+COMMENT ON FUNCTION simhash_ge(simhash, simhash) IS 'greater than or equal, unsigned';
+COMMENT ON FUNCTION simhash_cmp(simhash, simhash) IS 'btree comparison, unsigned';
+COMMENT ON FUNCTION simhash_hash(simhash) IS 'hash (that of the same bigint)';
+COMMENT ON FUNCTION simhash_hash_extended(simhash, bigint) IS
+	'seeded hash (that of the same bigint)';
+
+CREATE OPERATOR = (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+	HASHES, MERGES
+);
+CREATE OPERATOR <> (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+CREATE OPERATOR < (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_lt,
+	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+CREATE OPERATOR <= (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_le,
+	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+CREATE OPERATOR > (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_gt,
+	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+CREATE OPERATOR >= (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ge,
+	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+COMMENT ON OPERATOR = (simhash, simhash) IS 'equal';
+COMMENT ON OPERATOR <> (simhash, simhash) IS 'not equal';
+COMMENT ON OPERATOR < (simhash, simhash) IS 'less than, unsigned';
+COMMENT ON OPERATOR <= (simhash, simhash) IS 'less than or equal, unsigned';
+COMMENT ON OPERATOR > (simhash, simhash) IS 'greater than, unsigned';
+COMMENT ON OPERATOR >= (simhash, simhash) IS 'greater than or equal, unsigned';
+
+CREATE OPERATOR CLASS simhash_btree_ops
+	DEFAULT FOR TYPE simhash USING btree AS
+		OPERATOR 1 <,
+		OPERATOR 2 <=,
+		OPERATOR 3 =,
+		OPERATOR 4 >=,
+		OPERATOR 5 >,
+		FUNCTION 1 simhash_cmp(simhash, simhash);
+COMMENT ON OPERATOR CLASS simhash_btree_ops USING btree IS
+	'unsigned order of simhash';
+COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS
+	'unsigned order of simhash';
+
+CREATE OPERATOR CLASS simhash_hash_ops
+	DEFAULT FOR TYPE simhash USING hash AS
+		OPERATOR 1 =,
+		FUNCTION 1 simhash_hash(simhash),
+		FUNCTION 2 simhash_hash_extended(simhash, bigint);
+COMMENT ON OPERATOR CLASS simhash_hash_ops USING hash IS
+	'hashing of simhash, for hash joins and hash indexes';
+COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS
+	'hashing of simhash, for hash joins and hash indexes';
+
+-- The exact GIN index for %: the 64 bits split into "blocks" blocks, one
+-- key each; a search within d bits looks up every block of the query with
+-- up to floor(d / blocks) bits flipped (one key per block when
+-- blocks >= d + 1) and rechecks each candidate
+
+CREATE FUNCTION simhash_gin_extract_value(simhash, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal)
+	RETURNS "char"
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_options(internal) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_extract_value(simhash, internal, internal) IS
+	'GIN support: one key per block of a fingerprint';
+COMMENT ON FUNCTION simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal) IS
+	'GIN support: the blocks of the query with up to floor(d / blocks) bits flipped';
+COMMENT ON FUNCTION simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal) IS
+	'GIN support: whether the matched blocks allow distance d (always rechecked)';
+COMMENT ON FUNCTION simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal) IS
+	'GIN support: whether the matched blocks allow distance d (always rechecked)';
+COMMENT ON FUNCTION simhash_gin_options(internal) IS
+	'GIN support: the opclass option blocks (1..64, default 4)';
+
+CREATE OPERATOR CLASS simhash_ops
+	DEFAULT FOR TYPE simhash USING gin AS
+		OPERATOR 1 % (simhash, simhash),
+		FUNCTION 1 btint8cmp(bigint, bigint),
+		FUNCTION 2 simhash_gin_extract_value(simhash, internal, internal),
+		FUNCTION 3 simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal),
+		FUNCTION 4 simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal),
+		FUNCTION 6 simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal),
+		FUNCTION 7 simhash_gin_options(internal),
+		STORAGE bigint;
+COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
+	'exact search for near-duplicates (%) by blocks of the fingerprint; option blocks (default 4, enough for d <= 3 with one lookup per block)';
+COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS
+	'exact search for near-duplicates (%) by blocks of the fingerprint';

@@ -318,4 +318,15 @@ typedef struct SbfPageOpaque
 /* The largest number of data pages: BlockNumber is 32 bits */
 #define SBF_SHARED_MAX_PAGES	((uint64) MaxBlockNumber - 1)
 
+/*
+ * simhash: a 64-bit SimHash fingerprint (simhash.c), passed by value like
+ * a bigint.  It has no header: the value is the 64 bits, bit b of the
+ * fingerprint being bit b of the integer.
+ *
+ * binary form (send/recv)  8 bytes, the integer little-endian
+ * text form                16 hexadecimal digits, most significant first
+ */
+#define SIMHASH_BYTES			8
+#define SIMHASH_BITS			64
+
 #endif							/* SBF_FORMAT_H */

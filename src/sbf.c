@@ -26,6 +26,8 @@
  *	  shared_page.c	opening a filter, its cached metapage, data pages
  *	  shared_insert.c	shared_test_and_add and its generic WAL
  *	  shared_read.c	shared_contains, shared_info, the snapshots
+ *	  simhash.c		the simhash type: SimHash fingerprints, Hamming distance
+ *	  simhash_gin.c	simhash_ops, the exact GIN index for near-duplicates
  *
  *-------------------------------------------------------------------------
  */
@@ -33,4 +35,15 @@
 
 #include "fmgr.h"
 
+#include "simhash.h"
+
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* The GUCs, defined when the library is loaded (no preloading needed) */
+void
+_PG_init(void)
+{
+	simhash_define_gucs();
+}

@@ -1,0 +1,129 @@
+--
+-- simhash: Charikar's 64-bit SimHash fingerprints, their Hamming distance,
+-- near-duplicates within sbf.simhash_max_distance (operator %), and the
+-- exact GIN index simhash_ops
+--
+
+-- Two near-identical pages and a different one.  A literal needs ::text
+-- (or the shingle argument): simhash('...') alone is the type's input.
+CREATE TEMP TABLE pages (id int, body text);
+INSERT INTO pages VALUES
+	(1, 'PostgreSQL 15.4 Documentation. Chapter 11: Indexes. Indexes are a common way to enhance database performance. An index allows the database server to find and retrieve specific rows much faster than it could do without an index. Without an index, the server would have to scan the entire table row by row to find matching entries. Indexes also add overhead to the database system as a whole, so they should be used sensibly.'),
+	(2, 'PostgreSQL 15.4 Documentation. Chapter 11: Indexes. Indexes are a common way to enhance database performance. An index allows the database server to find and retrieve specific rows much faster than it could do without an index. Without an index, the server would have to scan the entire table row by row to find matching entries. Indexes also add overhead to the database system as a whole, so they should be used judiciously.'),
+	(3, 'Release notes. This release contains a variety of fixes from 15.4. For information about new features in major release 15, see the release notes of version 15.');
+SELECT id, simhash(body) FROM pages ORDER BY id;
+SELECT simhash('the quick brown fox');
+SELECT a.id, b.id, simhash(a.body) <~> simhash(b.body) AS distance,
+	   hamming_distance(simhash(a.body), simhash(b.body)) AS same,
+	   simhash(a.body) % simhash(b.body) AS near
+FROM pages a JOIN pages b ON a.id < b.id ORDER BY 1, 2;
+
+-- Case and ASCII punctuation do not matter; words and their order do
+SELECT simhash('The quick, brown fox!'::text) = simhash('the QUICK brown   fox'::text) AS same,
+	   simhash('the quick brown fox'::text) = simhash('the brown quick fox'::text) AS reordered;
+
+-- The features of a document, spelled out: words (runs of ASCII letters,
+-- digits and non-ASCII bytes) lower-cased, shingles of 3 (default), 2, 1
+SELECT simhash('Crème brûlée, v2.0 -- fine'::text) =
+	   simhash(ARRAY['crème brûlée v2', 'brûlée v2 0', 'v2 0 fine']) AS shingle3,
+	   simhash('Crème brûlée, v2.0 -- fine', 2) =
+	   simhash(ARRAY['crème brûlée', 'brûlée v2', 'v2 0', '0 fine']) AS shingle2,
+	   simhash('a b a b', 1) = simhash(ARRAY['a', 'b', 'a', 'b']) AS shingle1;
+-- fewer words than the shingle: one feature, the words joined
+SELECT simhash('Hello,  World'::text) = simhash(ARRAY['hello world']) AS short;
+-- no words at all: fingerprint 0 (as for no features, or only NULLs)
+SELECT simhash(''::text), simhash(' -- !? '::text), simhash('{}'::text[]),
+	   simhash(ARRAY[NULL, NULL]::text[]);
+SELECT simhash(ARRAY['x', NULL, 'y']) = simhash(ARRAY['x', 'y']) AS nulls_skipped;
+
+-- One feature: its XXH3-64 (seed 0), whose published value for "abc" is
+-- 78af5f94892f3950; the same hash as url_signature
+SELECT simhash(ARRAY['abc']), url_signature('abc')::simhash;
+-- Charikar's vote, computed in SQL from url_signature: bit b is set iff
+-- more features have it set than clear; weights are counts
+WITH features(f) AS (VALUES ('red'), ('green'), ('blue'), ('blue'), ('cyan'), ('a b c')),
+bits AS (
+	SELECT b, sum(CASE WHEN url_signature(f) & (1::bigint << b) <> 0 THEN 1 ELSE -1 END) AS vote
+	FROM features, generate_series(0, 63) AS b GROUP BY b
+)
+SELECT (SELECT bit_or(1::bigint << b) FROM bits WHERE vote > 0)::simhash AS in_sql,
+	   simhash(ARRAY['red', 'green', 'blue', 'blue', 'cyan', 'a b c']) AS simhash;
+
+-- % and the GUC sbf.simhash_max_distance (default 3)
+SHOW sbf.simhash_max_distance;
+SELECT 'ffffffffffffffff'::simhash % 'fffffffffffffff8' AS d3,
+	   'ffffffffffffffff'::simhash % 'fffffffffffffff0' AS d4;
+SET sbf.simhash_max_distance = 4;
+SELECT 'ffffffffffffffff'::simhash % 'fffffffffffffff0' AS d4;
+SET sbf.simhash_max_distance = 0;
+SELECT 'ffffffffffffffff'::simhash % 'ffffffffffffffff' AS d0,
+	   'ffffffffffffffff'::simhash % 'fffffffffffffffe' AS d1;
+SET sbf.simhash_max_distance = 64;
+SELECT '0000000000000000'::simhash % 'ffffffffffffffff' AS d64,
+	   '0000000000000000'::simhash <~> 'ffffffffffffffff' AS distance;
+-- outside 0..64
+SET sbf.simhash_max_distance = 65;
+SET sbf.simhash_max_distance = -1;
+RESET sbf.simhash_max_distance;
+
+-- Text form: 16 hex digits, any case in, lower case out
+SELECT '0123456789ABCDEF'::simhash, 'ffffffffffffffff'::simhash;
+-- bad text forms
+SELECT 'abc'::simhash;
+SELECT '0123456789abcdef0'::simhash;
+SELECT '0123456789abcdeg'::simhash;
+SELECT ' 0123456789abcdef'::simhash;
+SELECT '0x23456789abcdef'::simhash;
+SELECT ''::simhash;
+
+-- Casts keep the 64 bits: bigint is signed, simhash orders unsigned
+SELECT 'ffffffffffffffff'::simhash::bigint, (-2)::bigint::simhash,
+	   9223372036854775807::bigint::simhash, '8000000000000000'::simhash::bigint;
+SELECT v FROM (VALUES ('8000000000000000'::simhash), ('0000000000000001'),
+						('ffffffffffffffff'), ('7fffffffffffffff')) AS t(v)
+ORDER BY v;
+SELECT '8000000000000000'::simhash > '7fffffffffffffff' AS gt,
+	   '8000000000000000'::simhash >= '8000000000000000' AS ge,
+	   '0000000000000001'::simhash < 'ffffffffffffffff' AS lt,
+	   '0000000000000001'::simhash <= '0000000000000000' AS le,
+	   '0000000000000001'::simhash = '0000000000000001' AS eq,
+	   '0000000000000001'::simhash <> '0000000000000001' AS ne;
+-- hashing (hash joins, DISTINCT by hashing) agrees with equality
+SET enable_sort = off;
+SELECT count(DISTINCT v) FROM (SELECT (g % 7)::bigint::simhash AS v FROM generate_series(1, 100) g) s;
+SELECT count(*) FROM (SELECT v FROM (SELECT (g % 7)::bigint::simhash AS v FROM generate_series(1, 100) g) s GROUP BY v) t;
+RESET enable_sort;
+-- binary form: the 64 bits little-endian
+SELECT simhash_send('0123456789abcdef');
+
+-- Bad shingle sizes
+SELECT simhash('a b c', 0);
+SELECT simhash('a b c', -3);
+SELECT simhash('a b c', 65);
+SELECT simhash('a b c', 64) = simhash(ARRAY['a b c']) AS shingle64;
+
+-- The index: % becomes an indexed search with exactly the rows of a scan
+CREATE TEMP TABLE fps AS
+SELECT g AS id, (hashint8extended(g, 0))::simhash AS fp FROM generate_series(1, 2000) g;
+-- near-duplicates of row 1: 1, 2 and 3 bits flipped
+INSERT INTO fps VALUES
+	(-1, ((SELECT fp FROM fps WHERE id = 1)::bigint # 1)::simhash),
+	(-2, ((SELECT fp FROM fps WHERE id = 1)::bigint # (1::bigint << 40 | 1::bigint << 63))::simhash),
+	(-3, ((SELECT fp FROM fps WHERE id = 1)::bigint # (7::bigint << 20))::simhash);
+CREATE INDEX fps_fp ON fps USING gin (fp simhash_ops);
+ANALYZE fps;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1);
+SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
+SET sbf.simhash_max_distance = 2;
+SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
+-- a distance beyond what 4 blocks are built for (4 >= d + 1) is still
+-- exact: the index looks up each block with up to floor(d / 4) bits flipped
+SET sbf.simhash_max_distance = 7;
+SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
+RESET enable_seqscan;
+SELECT id FROM fps WHERE fp <~> (SELECT fp FROM fps WHERE id = 1) <= 7 ORDER BY id;
+RESET sbf.simhash_max_distance;
+-- the option blocks: 1..64
+CREATE INDEX ON fps USING gin (fp simhash_ops (blocks = 0));
+CREATE INDEX ON fps USING gin (fp simhash_ops (blocks = 65));
