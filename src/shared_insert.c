@@ -167,7 +167,10 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	Page		page = BufferGetPage(buf);
 	PageHeader	header = (PageHeader) page;
 	PGAlignedBlock before;
-	SbfDelta   *delta = palloc(sizeof(SbfDelta));
+
+	/* one buffer per backend, not a 16 kB palloc for every page of a batch */
+	static SbfDelta delta_buffer;
+	SbfDelta   *delta = &delta_buffer;
 	XLogRecPtr	lsn;
 
 	memcpy(before.data, page, BLCKSZ);
@@ -188,7 +191,6 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 		PageSetLSN(page, lsn);
 	}
 	END_CRIT_SECTION();
-	pfree(delta);
 }
 
 /*
