@@ -21,6 +21,7 @@ OBJS = \
 	src/slidingbloom_agg.o \
 	src/window.o \
 	src/sieve.o \
+	src/sieve_citus.o \
 	src/shared_am.o \
 	src/shared_create.o \
 	src/shared_insert.o \
@@ -57,7 +58,7 @@ include $(PGXS)
 
 $(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
 	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
-	src/simhash.h
+	src/simhash.h src/sieve.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

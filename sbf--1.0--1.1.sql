@@ -519,3 +519,19 @@ COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
 	'exact search for near-duplicates (%) by blocks of the fingerprint; option blocks (default 4, enough for d <= 3 with one lookup per block)';
 COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS
 	'exact search for near-duplicates (%) by blocks of the fingerprint';
+
+--
+-- The offline sieve on Citus: sieve_flush writes the signature into
+-- frontier.sig when the frontier has that column (Citus routes the rows of a
+-- frontier distributed by it), and sieve_flush_shards flushes every
+-- colocated shard group of seen, discovered and frontier on its worker
+--
+
+COMMENT ON FUNCTION sieve_flush(regclass, regclass, regclass) IS
+	'move the discovered URLs whose signature is not in seen to the frontier (with their signature in frontier.sig, if it exists), in discovery order; returns how many';
+
+CREATE FUNCTION sieve_flush_shards(seen regclass, discovered regclass, frontier regclass)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION sieve_flush_shards(regclass, regclass, regclass) IS
+	'Citus: sieve_flush on every colocated shard group of seen, discovered and frontier, on its worker, all workers at once; returns how many URLs were appended';

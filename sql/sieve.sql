@@ -232,3 +232,48 @@ DROP ROLE regress_sbf_crawler;
 CREATE TABLE discovered_ruled (pos bigint NOT NULL, url text NOT NULL);
 CREATE RULE keep_all AS ON DELETE TO discovered_ruled DO INSTEAD NOTHING;
 SELECT pg_temp.error_of($$ SELECT sieve_flush('seen', 'discovered_ruled', 'frontier') $$);
+
+--
+-- frontier.sig: when the frontier has a column sig, the flush writes each
+-- URL's signature into it (on Citus, where the frontier is distributed by
+-- it, Citus routes the rows by it); a sig of another type is an error
+--
+CREATE TABLE seen_s (sig bigint PRIMARY KEY);
+CREATE TABLE discovered_s (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE frontier_s (pos bigint NOT NULL, url text NOT NULL, sig bigint);
+INSERT INTO discovered_s VALUES
+	(1, 'https://www.postgresql.org/'), (2, 'https://www.postgresql.org/docs/'),
+	(3, 'https://www.postgresql.org/'), (4, 'https://www.postgresql.org/download/');
+SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_s') AS appended;
+SELECT pos, url, sig, sig = url_signature(url) AS is_signature
+FROM frontier_s ORDER BY pos;
+-- the frontier's signatures are exactly seen's
+SELECT (SELECT array_agg(sig ORDER BY sig) FROM frontier_s) =
+	   (SELECT array_agg(sig ORDER BY sig) FROM seen_s) AS same_signatures;
+-- also through batches of the ephemeral relation larger than one
+INSERT INTO discovered_s
+SELECT 100 + g, 'https://example.org/page/' || g FROM generate_series(1, 25000) g;
+SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_s') AS appended;
+SELECT count(*) AS frontier_rows, count(*) FILTER (WHERE sig = url_signature(url)) AS with_signature
+FROM frontier_s;
+
+CREATE TABLE frontier_int_sig (pos bigint NOT NULL, url text NOT NULL, sig integer);
+INSERT INTO discovered_s VALUES (30000, 'https://example.org/int');
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_int_sig') $$);
+SELECT count(*) AS still_there FROM discovered_s;
+
+-- a sig that computes its own values is left to them: generated ...
+CREATE TABLE frontier_generated (pos bigint NOT NULL, url text NOT NULL,
+	sig bigint GENERATED ALWAYS AS (url_signature(url)) STORED);
+SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_generated') AS appended;
+SELECT pos, sig = url_signature(url) AS is_signature FROM frontier_generated;
+-- ... or an identity column
+CREATE TABLE frontier_identity (pos bigint NOT NULL, url text NOT NULL,
+	sig bigint GENERATED ALWAYS AS IDENTITY);
+INSERT INTO discovered_s VALUES (30001, 'https://example.org/identity');
+SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_identity') AS appended;
+SELECT pos, url, sig FROM frontier_identity;
+
+-- sieve_flush_shards is for Citus tables (t/061_citus_sieve.pl): without
+-- Citus it is an error, with a hint to sieve_flush
+SELECT pg_temp.error_of($$ SELECT sieve_flush_shards('seen_s', 'discovered_s', 'frontier_s') $$);

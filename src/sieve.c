@@ -24,7 +24,16 @@
  *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO),
  *	   Z's size judged from its pages on disk, which no stale statistics
  *	   can understate;
- *	3. appends the sorted new URLs to F in ascending discovery position.
+ *	3. appends the sorted new URLs to F in ascending discovery position,
+ *	   with their signature in F.sig when F has that column (a bigint;
+ *	   a generated or identity sig is left to its own values).
+ *
+ * On Citus (sieve_citus.c), with the three tables hash-distributed by sig
+ * and colocated, the coordinator's tables are empty shells: the flush then
+ * takes its lock on Z on every node, looks signatures up by asking Z in SQL
+ * which of a batch it has (never its shell's pages or index), and appends
+ * to F from arrays (Citus cannot read an ephemeral named relation).  Any
+ * other layout of Citus tables is refused.
  *
  * Both sorts are PostgreSQL's external sort, each bounded by half of
  * work_mem (they are alive together) and spilling to temporary files
@@ -95,10 +104,12 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
 
 #include "hash.h"
+#include "sieve.h"
 
 PG_FUNCTION_INFO_V1(sieve_flush);
 
@@ -142,9 +153,11 @@ frontier_batch_bytes(void)
 typedef struct SieveTables
 {
 	Relation	seen;
-	Relation	seen_index;		/* unique btree on seen (sig) */
+	Oid			seen_index;		/* unique btree on seen (sig) */
 	Relation	discovered;
 	Relation	frontier;
+	bool		frontier_sig;	/* write frontier.sig */
+	bool		citus;			/* Citus tables: everything through SQL */
 	char	   *seen_name;		/* quoted, schema-qualified, for SPI */
 	char	   *discovered_name;
 	char	   *frontier_name;
@@ -194,8 +207,11 @@ check_column(Relation rel, const char *role, const char *column, Oid type)
 						format_type_be(actual), format_type_be(type))));
 }
 
-/* A valid, immediate, non-partial unique btree index on seen (sig) alone */
-static Relation
+/*
+ * A valid, immediate, non-partial unique btree index on seen (sig) alone,
+ * found in the catalogs without opening it (on Citus it is a shell's)
+ */
+static Oid
 find_signature_index(Relation seen)
 {
 	AttrNumber	sig = get_attnum(RelationGetRelid(seen), "sig");
@@ -204,22 +220,30 @@ find_signature_index(Relation seen)
 
 	foreach(lc, indexes)
 	{
-		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-		Form_pg_index form = index->rd_index;
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	indextuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		HeapTuple	classtuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+		Form_pg_index form;
+		bool		suitable;
 
-		if (form->indisunique && form->indisvalid && form->indimmediate &&
+		if (!HeapTupleIsValid(indextuple) || !HeapTupleIsValid(classtuple))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		form = (Form_pg_index) GETSTRUCT(indextuple);
+		suitable = form->indisunique && form->indisvalid && form->indimmediate &&
 			form->indnkeyatts == 1 && form->indkey.values[0] == sig &&
-			index->rd_rel->relam == BTREE_AM_OID &&
-			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
-			return index;
-		index_close(index, AccessShareLock);
+			((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
+			heap_attisnull(indextuple, Anum_pg_index_indpred, NULL);
+		ReleaseSysCache(classtuple);
+		ReleaseSysCache(indextuple);
+		if (suitable)
+			return indexoid;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 			 errmsg("seen relation \"%s\" has no unique btree index on (sig)",
 					RelationGetRelationName(seen)),
 			 errhint("CREATE UNIQUE INDEX ON %s (sig);", qualified_name(seen))));
-	return NULL;				/* keep compiler quiet */
+	return InvalidOid;			/* keep compiler quiet */
 }
 
 /*
@@ -302,9 +326,31 @@ check_no_overlap(SieveTables *t)
 	}
 }
 
+/*
+ * frontier.sig, when the frontier has that column, gets the URL's signature
+ * (Citus routes the rows of a frontier distributed by it): it must then be
+ * a bigint, and is written unless it computes its own values (a generated
+ * or identity column)
+ */
+static bool
+frontier_has_sig(Relation frontier)
+{
+	AttrNumber	attnum = get_attnum(RelationGetRelid(frontier), "sig");
+	Form_pg_attribute att;
+
+	if (attnum == InvalidAttrNumber)
+		return false;
+	check_column(frontier, "frontier", "sig", INT8OID);
+	att = TupleDescAttr(RelationGetDescr(frontier), attnum - 1);
+	return att->attgenerated == '\0' && att->attidentity == '\0';
+}
+
+/* Opens, checks and locks the tables; the caller is connected to SPI */
 static void
 open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 {
+	bool		citus;
+
 	if (seen == discovered || seen == frontier || discovered == frontier)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -319,7 +365,14 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_privileges(discovered, "discovered", ACL_SELECT | ACL_DELETE, RowExclusiveLock);
 	check_privileges(frontier, "frontier", ACL_INSERT, RowExclusiveLock);
 
-	/* Serialize flushes on the same seen table before reading anything */
+	/*
+	 * Serialize flushes on the same seen table before reading anything.  On
+	 * Citus, on every node with metadata (sieve_citus.c), first: it takes
+	 * this node's lock in its order.
+	 */
+	citus = sieve_citus_layout(seen, discovered, frontier, "sieve_flush");
+	if (citus)
+		sieve_citus_lock(seen, "SHARE ROW EXCLUSIVE");
 	t->seen = table_open(seen, ShareRowExclusiveLock);
 	t->discovered = table_open(discovered, RowExclusiveLock);
 	t->frontier = table_open(frontier, RowExclusiveLock);
@@ -332,8 +385,17 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_column(t->discovered, "discovered", "url", TEXTOID);
 	check_column(t->frontier, "frontier", "pos", INT8OID);
 	check_column(t->frontier, "frontier", "url", TEXTOID);
+	t->frontier_sig = frontier_has_sig(t->frontier);
 	check_no_overlap(t);
 	t->seen_index = find_signature_index(t->seen);
+
+	/* the layout, again under the locks */
+	t->citus = sieve_citus_layout(seen, discovered, frontier, "sieve_flush");
+	if (t->citus && !citus)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("seen relation \"%s\" was distributed by Citus during the flush",
+						RelationGetRelationName(t->seen))));
 
 	/*
 	 * A rule could make the DELETE of step 1 read another table, or
@@ -361,7 +423,6 @@ static void
 close_tables(SieveTables *t)
 {
 	/* locks are kept until the end of the transaction */
-	index_close(t->seen_index, NoLock);
 	table_close(t->frontier, NoLock);
 	table_close(t->discovered, NoLock);
 	table_close(t->seen, NoLock);
@@ -403,18 +464,46 @@ insert_batch(SPIPlanPtr plan, Datum *args, int expect, const char *what,
 						   RelationGetRelationName(rel))));
 }
 
-/* A new, empty batch for the frontier, registered as SIEVE_BATCH_RELATION */
-static Tuplestorestate *
-register_frontier_batch(TupleDesc desc, MemoryContext context)
+static Datum
+int8_array(Datum *values, int n)
+{
+	return PointerGetDatum(construct_array(values, n, INT8OID, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * A batch of rows for the frontier.  For local tables, a tuplestore
+ * registered as SIEVE_BATCH_RELATION; Citus cannot read such a relation, so
+ * for Citus tables three arrays, which an INSERT ... SELECT FROM unnest()
+ * reads (an array holds its URLs decompressed, so their bytes are counted
+ * decompressed there).
+ */
+typedef struct FrontierBatch
+{
+	bool		citus;
+	bool		sig;			/* write frontier.sig */
+	SPIPlanPtr	insert;
+	MemoryContext context;		/* reset after each batch */
+	TupleDesc	desc;			/* (pos, url, sig) */
+	Tuplestorestate *rows;		/* local tables */
+	Datum	   *pos;			/* Citus tables */
+	Datum	   *url;
+	Datum	   *sigs;
+	int			n;
+	Size		bytes;
+} FrontierBatch;
+
+static void
+frontier_batch_register(FrontierBatch *batch)
 {
 	MemoryContext old;
 	EphemeralNamedRelation enr;
 
-	old = MemoryContextSwitchTo(context);
+	old = MemoryContextSwitchTo(batch->context);
 	enr = palloc0(sizeof(EphemeralNamedRelationData));
 	enr->md.name = pstrdup(SIEVE_BATCH_RELATION);
 	enr->md.reliddesc = InvalidOid;
-	enr->md.tupdesc = desc;
+	enr->md.tupdesc = batch->desc;
 	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
 	enr->md.enrtuples = SIEVE_BATCH;
 	enr->reldata = tuplestore_begin_heap(false, false, work_mem);
@@ -422,23 +511,108 @@ register_frontier_batch(TupleDesc desc, MemoryContext context)
 
 	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
 		elog(ERROR, "could not register the batch for the frontier");
-	return (Tuplestorestate *) enr->reldata;
+	batch->rows = (Tuplestorestate *) enr->reldata;
 }
 
 static void
-unregister_frontier_batch(Tuplestorestate *rows, MemoryContext context)
+frontier_batch_begin(FrontierBatch *batch, SieveTables *t, TupleDesc desc)
 {
-	if (SPI_unregister_relation(SIEVE_BATCH_RELATION) != SPI_OK_REL_UNREGISTER)
-		elog(ERROR, "could not unregister the batch for the frontier");
-	tuplestore_end(rows);
-	MemoryContextReset(context);
+	const char *columns = t->frontier_sig ? "pos, url, sig" : "pos, url";
+
+	memset(batch, 0, sizeof(FrontierBatch));
+	batch->citus = t->citus;
+	batch->sig = t->frontier_sig;
+	batch->desc = desc;
+	batch->context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
+										   ALLOCSET_DEFAULT_SIZES);
+	if (batch->citus)
+	{
+		Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
+
+		batch->pos = palloc(sizeof(Datum) * SIEVE_BATCH);
+		batch->url = palloc(sizeof(Datum) * SIEVE_BATCH);
+		batch->sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
+		batch->insert = prepare(psprintf("INSERT INTO %s (%s) SELECT %s FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS b (pos, url, sig)",
+										 t->frontier_name, columns, columns),
+								3, types);
+	}
+	else
+	{
+		frontier_batch_register(batch);
+		batch->insert = prepare(psprintf("INSERT INTO %s (%s) SELECT %s FROM %s",
+										 t->frontier_name, columns, columns,
+										 SIEVE_BATCH_RELATION), 0, NULL);
+	}
 }
 
-static Datum
-int8_array(Datum *values, int n)
+/* The bytes a URL takes in the batch */
+static Size
+frontier_batch_url_size(FrontierBatch *batch, Datum url)
 {
-	return PointerGetDatum(construct_array(values, n, INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	return batch->citus ? toast_raw_datum_size(url) : VARSIZE_ANY(DatumGetPointer(url));
+}
+
+/* Adds a (pos, url, sig) row */
+static void
+frontier_batch_add(FrontierBatch *batch, TupleTableSlot *slot, Size url_size)
+{
+	if (batch->citus)
+	{
+		MemoryContext old = MemoryContextSwitchTo(batch->context);
+		bool		isnull;
+
+		batch->pos[batch->n] = slot_getattr(slot, 1, &isnull);
+		batch->url[batch->n] = PointerGetDatum(PG_DETOAST_DATUM_COPY(slot_getattr(slot, 2, &isnull)));
+		batch->sigs[batch->n] = slot_getattr(slot, 3, &isnull);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		tuplestore_puttupleslot(batch->rows, slot);
+	batch->n++;
+	batch->bytes += url_size;
+}
+
+/* Appends the batch to the frontier and empties it */
+static void
+frontier_batch_append(FrontierBatch *batch, Relation frontier)
+{
+	if (batch->citus)
+	{
+		Datum		args[3];
+
+		args[0] = int8_array(batch->pos, batch->n);
+		args[1] = PointerGetDatum(construct_array(batch->url, batch->n, TEXTOID,
+												  -1, false, TYPALIGN_INT));
+		args[2] = int8_array(batch->sigs, batch->n);
+		insert_batch(batch->insert, args, batch->n, "append to the frontier", frontier);
+		pfree(DatumGetPointer(args[0]));
+		pfree(DatumGetPointer(args[1]));
+		pfree(DatumGetPointer(args[2]));
+		MemoryContextReset(batch->context);
+	}
+	else
+	{
+		insert_batch(batch->insert, NULL, batch->n, "append to the frontier", frontier);
+		if (SPI_unregister_relation(SIEVE_BATCH_RELATION) != SPI_OK_REL_UNREGISTER)
+			elog(ERROR, "could not unregister the batch for the frontier");
+		tuplestore_end(batch->rows);
+		MemoryContextReset(batch->context);
+		frontier_batch_register(batch);
+	}
+	batch->n = 0;
+	batch->bytes = 0;
+}
+
+static void
+frontier_batch_end(FrontierBatch *batch)
+{
+	if (!batch->citus)
+	{
+		if (SPI_unregister_relation(SIEVE_BATCH_RELATION) != SPI_OK_REL_UNREGISTER)
+			elog(ERROR, "could not unregister the batch for the frontier");
+		tuplestore_end(batch->rows);
+	}
+	MemoryContextDelete(batch->context);
 }
 
 /*
@@ -556,36 +730,116 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 }
 
 /*
- * Looking signatures up in seen, in ascending order: by merging with seen
- * read in signature order, or by probing its unique index.
+ * The signatures found new, and their rows: the signatures go to seen in
+ * batches, in ascending order, and the (pos, url, sig) rows to the sort on
+ * position
  */
+typedef struct NewSignatures
+{
+	SieveTables *t;
+	SPIPlanPtr	insert_seen;
+	Datum	   *sigs;
+	int			nsigs;
+	Tuplesortstate *by_position;
+	TupleTableSlot *slot;		/* virtual (pos, url, sig) */
+} NewSignatures;
+
+static void
+new_signatures_insert(NewSignatures *news)
+{
+	Datum		arg;
+
+	if (news->nsigs == 0)
+		return;
+	arg = int8_array(news->sigs, news->nsigs);
+	insert_batch(news->insert_seen, &arg, news->nsigs, "insert into seen", news->t->seen);
+	pfree(DatumGetPointer(arg));
+	news->nsigs = 0;
+}
+
+/* The row of a (sig, pos, url) slot is new */
+static void
+new_signature(NewSignatures *news, TupleTableSlot *sig_slot)
+{
+	TupleTableSlot *slot = news->slot;
+	bool		isnull;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = slot_getattr(sig_slot, 2, &isnull);
+	slot->tts_values[1] = slot_getattr(sig_slot, 3, &isnull);
+	slot->tts_values[2] = slot_getattr(sig_slot, 1, &isnull);
+	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(news->by_position, slot);
+
+	news->sigs[news->nsigs++] = slot->tts_values[2];
+	if (news->nsigs == SIEVE_BATCH)
+		new_signatures_insert(news);
+}
+
+/*
+ * Looking signatures up in seen, in ascending order: by merging with seen
+ * read in signature order, or by probing its unique index; or, for Citus
+ * tables, whose shells on the coordinator hold no rows, by asking seen in
+ * SQL which of a batch of signatures it has.
+ */
+typedef enum SeenLookupMethod
+{
+	SEEN_MERGE,
+	SEEN_PROBE,
+	SEEN_QUERY
+} SeenLookupMethod;
+
 typedef struct SeenLookup
 {
-	bool		merge;
+	SeenLookupMethod method;
 	/* merge: seen's signatures in ascending order, a batch at a time */
 	Portal		cursor;
-	int64	   *sigs;
+	int64	   *sigs;			/* query: those of the batch seen has */
 	uint64		nsigs;
 	uint64		next;
 	bool		exhausted;
 	/* probe */
+	Relation	index;
 	Snapshot	snapshot;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
+	/* query: the (sig, pos, url) rows waiting for the answer */
+	SPIPlanPtr	query;
+	Tuplestorestate *pending;
+	Datum	   *pending_sigs;
+	int			npending;
 } SeenLookup;
 
 static void
 seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 {
-	BlockNumber pages = RelationGetNumberOfBlocks(t->seen);
+	BlockNumber pages;
 
 	memset(lookup, 0, sizeof(SeenLookup));
-	lookup->merge = (double) pages * SIEVE_SEEN_ROWS_PER_PAGE <
-		SIEVE_MERGE_RATIO * (double) nread;
+	if (t->citus)
+	{
+		Oid			int8array = INT8ARRAYOID;
+
+		/* a shell's size on disk says nothing of seen's */
+		lookup->method = SEEN_QUERY;
+		elog(DEBUG1, "sieve_flush: querying Citus table seen relation \"%s\" (" UINT64_FORMAT " discovered rows)",
+			 RelationGetRelationName(t->seen), nread);
+		lookup->query = prepare(psprintf("SELECT sig FROM ONLY %s WHERE sig OPERATOR(pg_catalog.=) ANY ($1) ORDER BY sig",
+										 t->seen_name), 1, &int8array);
+		lookup->sigs = palloc(sizeof(int64) * SIEVE_BATCH);
+		lookup->pending_sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
+		lookup->pending = tuplestore_begin_heap(false, false, Max(work_mem / 4, 64));
+		return;
+	}
+
+	pages = RelationGetNumberOfBlocks(t->seen);
+	lookup->method = (double) pages * SIEVE_SEEN_ROWS_PER_PAGE <
+		SIEVE_MERGE_RATIO * (double) nread ? SEEN_MERGE : SEEN_PROBE;
 	elog(DEBUG1, "sieve_flush: %s seen relation \"%s\" (%u pages, " UINT64_FORMAT " discovered rows)",
-		 lookup->merge ? "merging with" : "probing the index of",
+		 lookup->method == SEEN_MERGE ? "merging with" : "probing the index of",
 		 RelationGetRelationName(t->seen), pages, nread);
-	if (lookup->merge)
+	if (lookup->method == SEEN_MERGE)
 	{
 		/* the cursor's snapshot does not see the rows this flush inserts */
 		lookup->cursor = SPI_cursor_open_with_args(NULL,
@@ -596,9 +850,10 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 	}
 	else
 	{
+		lookup->index = index_open(t->seen_index, AccessShareLock);
 		lookup->snapshot = RegisterSnapshot(GetTransactionSnapshot());
 		lookup->slot = table_slot_create(t->seen, NULL);
-		lookup->scan = index_beginscan(t->seen, t->seen_index, lookup->snapshot, 1, 0);
+		lookup->scan = index_beginscan(t->seen, lookup->index, lookup->snapshot, 1, 0);
 	}
 }
 
@@ -645,24 +900,100 @@ seen_contains_probe(SeenLookup *lookup, int64 sig)
 	return index_getnext_slot(lookup->scan, ForwardScanDirection, lookup->slot);
 }
 
-/* Is sig in seen?  Called with signatures in ascending order */
-static bool
-seen_contains(SeenLookup *lookup, int64 sig)
+/*
+ * Asks seen which of the pending signatures it has, and passes the rows of
+ * the others on as new.  slot is a (sig, pos, url) slot to read them into.
+ */
+static void
+seen_query_resolve(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
 {
-	return lookup->merge ? seen_contains_merge(lookup, sig)
-		: seen_contains_probe(lookup, sig);
+	Datum		arg;
+	int			rc;
+
+	if (lookup->npending == 0)
+		return;
+	arg = int8_array(lookup->pending_sigs, lookup->npending);
+	rc = SPI_execute_plan(lookup->query, &arg, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "sieve_flush: could not look signatures up in seen: %s",
+			 SPI_result_code_string(rc));
+	pfree(DatumGetPointer(arg));
+	lookup->nsigs = SPI_processed;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		lookup->sigs[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc,
+													  1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	/* both in ascending order */
+	lookup->next = 0;
+	tuplestore_rescan(lookup->pending);
+	while (tuplestore_gettupleslot(lookup->pending, true, false, slot))
+	{
+		bool		isnull;
+		int64		sig = DatumGetInt64(slot_getattr(slot, 1, &isnull));
+
+		while (lookup->next < lookup->nsigs && lookup->sigs[lookup->next] < sig)
+			lookup->next++;
+		if (lookup->next < lookup->nsigs && lookup->sigs[lookup->next] == sig)
+			continue;
+		new_signature(news, slot);
+	}
+	tuplestore_clear(lookup->pending);
+	lookup->npending = 0;
+}
+
+/*
+ * Looks the signature of a (sig, pos, url) slot up, and passes its row on
+ * if it is new: at once, or with the next batch of pending rows
+ */
+static void
+seen_lookup(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
+{
+	bool		isnull;
+	int64		sig = DatumGetInt64(slot_getattr(slot, 1, &isnull));
+
+	switch (lookup->method)
+	{
+		case SEEN_MERGE:
+			if (!seen_contains_merge(lookup, sig))
+				new_signature(news, slot);
+			break;
+		case SEEN_PROBE:
+			if (!seen_contains_probe(lookup, sig))
+				new_signature(news, slot);
+			break;
+		case SEEN_QUERY:
+			tuplestore_puttupleslot(lookup->pending, slot);
+			lookup->pending_sigs[lookup->npending++] = Int64GetDatum(sig);
+			if (lookup->npending == SIEVE_BATCH)
+				seen_query_resolve(lookup, news, slot);
+			break;
+	}
 }
 
 static void
-seen_lookup_end(SeenLookup *lookup)
+seen_lookup_end(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
 {
-	if (lookup->merge)
-		SPI_cursor_close(lookup->cursor);
-	else
+	switch (lookup->method)
 	{
-		index_endscan(lookup->scan);
-		ExecDropSingleTupleTableSlot(lookup->slot);
-		UnregisterSnapshot(lookup->snapshot);
+		case SEEN_MERGE:
+			SPI_cursor_close(lookup->cursor);
+			break;
+		case SEEN_PROBE:
+			index_endscan(lookup->scan);
+			ExecDropSingleTupleTableSlot(lookup->slot);
+			UnregisterSnapshot(lookup->snapshot);
+			index_close(lookup->index, NoLock);
+			break;
+		case SEEN_QUERY:
+			seen_query_resolve(lookup, news, slot);
+			tuplestore_end(lookup->pending);
+			break;
 	}
 }
 
@@ -678,20 +1009,13 @@ sieve_flush(PG_FUNCTION_ARGS)
 	Oid			collations[2] = {InvalidOid, InvalidOid};
 	bool		nulls_first[2] = {false, false};
 	Tuplesortstate *by_signature;
-	Tuplesortstate *by_position;
 	TupleTableSlot *sig_slot;
 	TupleTableSlot *pos_slot;
 	SeenLookup	lookup;
+	NewSignatures news;
+	FrontierBatch batch;
 	uint64		nread;
-	SPIPlanPtr	insert_seen;
-	SPIPlanPtr	insert_frontier;
 	Oid			int8array = INT8ARRAYOID;
-	MemoryContext batch_context;
-	Tuplestorestate *batch;
-	Datum	   *sigs;
-	int			nsigs = 0;
-	int			nurls = 0;
-	Size		url_bytes = 0;
 	Size		max_url_bytes = frontier_batch_bytes();
 	bool		have_previous = false;
 	int64		previous = 0;
@@ -700,18 +1024,19 @@ sieve_flush(PG_FUNCTION_ARGS)
 	/* the two sorts are alive together: half of work_mem each */
 	int			sort_mem = Max(work_mem / 2, 64);
 
-	open_tables(&t, PG_GETARG_OID(0), PG_GETARG_OID(1), PG_GETARG_OID(2));
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	open_tables(&t, PG_GETARG_OID(0), PG_GETARG_OID(1), PG_GETARG_OID(2));
 
 	sig_desc = CreateTemplateTupleDesc(3);
 	TupleDescInitEntry(sig_desc, 1, "sig", INT8OID, -1, 0);
 	TupleDescInitEntry(sig_desc, 2, "pos", INT8OID, -1, 0);
 	TupleDescInitEntry(sig_desc, 3, "url", TEXTOID, -1, 0);
-	pos_desc = CreateTemplateTupleDesc(2);
+	pos_desc = CreateTemplateTupleDesc(3);
 	TupleDescInitEntry(pos_desc, 1, "pos", INT8OID, -1, 0);
 	TupleDescInitEntry(pos_desc, 2, "url", TEXTOID, -1, 0);
+	TupleDescInitEntry(pos_desc, 3, "sig", INT8OID, -1, 0);
 	sig_slot = MakeSingleTupleTableSlot(sig_desc, &TTSOpsMinimalTuple);
 	pos_slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsMinimalTuple);
 
@@ -727,22 +1052,25 @@ sieve_flush(PG_FUNCTION_ARGS)
 	tuplesort_performsort(by_signature);
 
 	/* 2. first position of each signature not in seen */
-	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
-									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
+	memset(&news, 0, sizeof(news));
+	news.t = &t;
+	news.by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
+											nulls_first, sort_mem, NULL, TUPLESORT_NONE);
+	news.slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsVirtual);
+	news.sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
+
 	/*
 	 * Under REPEATABLE READ and SERIALIZABLE the snapshot predates the lock:
 	 * a flush that committed meanwhile may have inserted signatures this
 	 * one does not see.  ON CONFLICT makes that a serialization failure
 	 * (40001, retryable) rather than a unique violation.
 	 */
-	insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT pg_catalog.unnest($1)%s",
-								   t.seen_name,
-								   IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
-						  1, &int8array);
-	sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
+	news.insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT pg_catalog.unnest($1)%s",
+										t.seen_name,
+										IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
+							   1, &int8array);
 
 	seen_lookup_begin(&lookup, &t, nread);
-
 	while (tuplesort_gettupleslot(by_signature, true, false, sig_slot, NULL))
 	{
 		bool		isnull;
@@ -753,73 +1081,37 @@ sieve_flush(PG_FUNCTION_ARGS)
 			continue;			/* a repeat within the batch */
 		have_previous = true;
 		previous = sig;
-
-		if (seen_contains(&lookup, sig))
-			continue;
-
-		sigs[nsigs++] = Int64GetDatum(sig);
-		ExecClearTuple(pos_slot);
-		pos_slot->tts_values[0] = slot_getattr(sig_slot, 2, &isnull);
-		pos_slot->tts_values[1] = slot_getattr(sig_slot, 3, &isnull);
-		pos_slot->tts_isnull[0] = pos_slot->tts_isnull[1] = false;
-		ExecStoreVirtualTuple(pos_slot);
-		tuplesort_puttupleslot(by_position, pos_slot);
-
-		if (nsigs == SIEVE_BATCH)
-		{
-			Datum		arg = int8_array(sigs, nsigs);
-
-			insert_batch(insert_seen, &arg, nsigs, "insert into seen", t.seen);
-			pfree(DatumGetPointer(arg));
-			nsigs = 0;
-		}
+		seen_lookup(&lookup, &news, sig_slot);
 	}
-	if (nsigs > 0)
-	{
-		Datum		arg = int8_array(sigs, nsigs);
-
-		insert_batch(insert_seen, &arg, nsigs, "insert into seen", t.seen);
-	}
-	seen_lookup_end(&lookup);
+	seen_lookup_end(&lookup, &news, sig_slot);
+	new_signatures_insert(&news);
 	tuplesort_end(by_signature);
 
 	/* 3. the new URLs, appended to the frontier in discovery order */
-	tuplesort_performsort(by_position);
-	batch_context = AllocSetContextCreate(CurrentMemoryContext, "sieve_flush batch",
-										  ALLOCSET_DEFAULT_SIZES);
-	batch = register_frontier_batch(pos_desc, batch_context);
-	insert_frontier = prepare(psprintf("INSERT INTO %s (pos, url) SELECT pos, url FROM %s",
-									   t.frontier_name, SIEVE_BATCH_RELATION), 0, NULL);
+	tuplesort_performsort(news.by_position);
+	frontier_batch_begin(&batch, &t, pos_desc);
 	for (;;)
 	{
-		bool		more = tuplesort_gettupleslot(by_position, true, false, pos_slot, NULL);
+		bool		more = tuplesort_gettupleslot(news.by_position, true, false, pos_slot, NULL);
 		bool		isnull;
 		Size		url_size = 0;
 
 		if (more)
-			url_size = VARSIZE_ANY(DatumGetPointer(slot_getattr(pos_slot, 2, &isnull)));
+			url_size = frontier_batch_url_size(&batch, slot_getattr(pos_slot, 2, &isnull));
 
 		/* append the batch when it is full, or this URL would overflow it */
-		if (nurls > 0 &&
-			(!more || nurls == SIEVE_BATCH || url_bytes + url_size > max_url_bytes))
+		if (batch.n > 0 &&
+			(!more || batch.n == SIEVE_BATCH || batch.bytes + url_size > max_url_bytes))
 		{
-			insert_batch(insert_frontier, NULL, nurls, "append to the frontier",
-						 t.frontier);
-			appended += nurls;
-			nurls = 0;
-			url_bytes = 0;
-			unregister_frontier_batch(batch, batch_context);
-			batch = register_frontier_batch(pos_desc, batch_context);
+			appended += batch.n;
+			frontier_batch_append(&batch, t.frontier);
 		}
 		if (!more)
 			break;
-
-		tuplestore_puttupleslot(batch, pos_slot);
-		url_bytes += url_size;
-		nurls++;
+		frontier_batch_add(&batch, pos_slot, url_size);
 	}
-	unregister_frontier_batch(batch, batch_context);
-	tuplesort_end(by_position);
+	frontier_batch_end(&batch);
+	tuplesort_end(news.by_position);
 
 	SPI_finish();
 	close_tables(&t);
