@@ -4,22 +4,101 @@
 \echo Use "ALTER EXTENSION sbf UPDATE TO '1.1'" to load this file. \quit
 
 --
--- bloom_intersect_agg: the intersection of many filters, beside
--- bloom_union_agg.  AND-ing bits is associative and commutative, so partial
--- intersections combine under parallel query like partial unions do.
+-- The bloom aggregates with the filter itself as their state
+--
+-- 1.0 kept the state of bloom_agg and bloom_union_agg as internal, with
+-- serial and deserial functions for parallel query.  A bloom state is an
+-- ordinary value, which Citus can also ship from its workers to the
+-- coordinator and so push the aggregates down (it refuses pseudo-type
+-- states); each group still mutates one filter in place (src/bloom_agg.c).
+-- CREATE OR REPLACE AGGREGATE keeps the aggregates' OIDs, so views and
+-- functions that use them survive the update; the support functions of the
+-- internal state go afterwards.  There is no final function: the result is
+-- the state.  A filter row of bloom_union_agg and a partial state are both
+-- bloom values, so its transition is its combine function.
 --
 
-CREATE FUNCTION bloom_intersect_agg_trans(internal, bloom)
-	RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION bloom_intersect_agg_combine(internal, internal) RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, text, bigint, double precision)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_sized_text' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, bytea, bigint, double precision)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_sized_bytea' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, bigint, bigint, double precision)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_sized_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, text, bloom)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_template_text' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, bytea, bloom)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_template_bytea' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_trans(bloom, bigint, bloom)
+	RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_trans_template_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_combine(bloom, bloom) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_combine_union' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_intersect_agg_combine(bloom, bloom) RETURNS bloom
+	AS 'MODULE_PATHNAME', 'bloom_agg_combine_intersect' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE OR REPLACE AGGREGATE bloom_agg(value text, capacity bigint, fpr double precision) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_agg(value bytea, capacity bigint, fpr double precision) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_agg(value bigint, capacity bigint, fpr double precision) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_agg(value text, template bloom) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_agg(value bytea, template bloom) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_agg(value bigint, template bloom) (
+	SFUNC = bloom_agg_trans, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+CREATE OR REPLACE AGGREGATE bloom_union_agg(filter bloom) (
+	SFUNC = bloom_agg_combine, STYPE = bloom, SSPACE = 4194304,
+	COMBINEFUNC = bloom_agg_combine,
+	PARALLEL = SAFE
+);
+
+DROP FUNCTION bloom_agg_trans(internal, text, bigint, double precision);
+DROP FUNCTION bloom_agg_trans(internal, bytea, bigint, double precision);
+DROP FUNCTION bloom_agg_trans(internal, bigint, bigint, double precision);
+DROP FUNCTION bloom_agg_trans(internal, text, bloom);
+DROP FUNCTION bloom_agg_trans(internal, bytea, bloom);
+DROP FUNCTION bloom_agg_trans(internal, bigint, bloom);
+DROP FUNCTION bloom_union_agg_trans(internal, bloom);
+DROP FUNCTION bloom_agg_final(internal);
+DROP FUNCTION bloom_agg_combine(internal, internal);
+DROP FUNCTION bloom_agg_serial(internal);
+DROP FUNCTION bloom_agg_deserial(bytea, internal);
+
+--
+-- bloom_intersect_agg: the intersection of many filters, beside
+-- bloom_union_agg.  AND-ing bits is associative and commutative, so partial
+-- intersections combine like partial unions do, under parallel query and
+-- on Citus.
+--
 
 CREATE AGGREGATE bloom_intersect_agg(filter bloom) (
-	SFUNC = bloom_intersect_agg_trans, STYPE = internal, SSPACE = 4194304,
-	FINALFUNC = bloom_agg_final,
+	SFUNC = bloom_intersect_agg_combine, STYPE = bloom, SSPACE = 4194304,
 	COMBINEFUNC = bloom_intersect_agg_combine,
-	SERIALFUNC = bloom_agg_serial, DESERIALFUNC = bloom_agg_deserial,
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_intersect_agg(bloom) IS

@@ -74,6 +74,69 @@ SELECT pos, round(bloom_cardinality(bloom_agg(url, 1000, 0.01) OVER (ORDER BY po
 	   round(bloom_cardinality(bloom_agg(url, 1000, 0.01) OVER (ORDER BY pos ROWS BETWEEN 1 PRECEDING AND CURRENT ROW))) AS urls_in_last_two
 FROM crawl ORDER BY pos;
 
+-- Every row of a running window gets exactly the filter of the rows so far,
+-- although the state is one filter that grows in place; a frame that
+-- starts over gets the filter of its own rows
+SELECT pos,
+	   running = (SELECT bloom_agg(url, 1000, 0.01) FROM crawl c WHERE c.pos <= w.pos) AS running_exact,
+	   from_template = (SELECT bloom_agg(url, bloom_sized(1000, 0.01)) FROM crawl c WHERE c.pos <= w.pos) AS template_exact,
+	   last_two = (SELECT bloom_agg(url, 1000, 0.01) FROM crawl c WHERE c.pos BETWEEN w.pos - 1 AND w.pos) AS last_two_exact,
+	   (bloom_info(running) ->> 'bits_set')::int AS bits_set
+FROM (SELECT pos,
+			 bloom_agg(url, 1000, 0.01) OVER (ORDER BY pos) AS running,
+			 bloom_agg(url, bloom_sized(1000, 0.01)) OVER (ORDER BY pos) AS from_template,
+			 bloom_agg(url, 1000, 0.01) OVER (ORDER BY pos ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS last_two
+	  FROM crawl) w
+ORDER BY pos;
+SELECT host, u = (SELECT bloom_union_agg(filter) FROM host_filters h WHERE h.host <= w.host) AS union_exact,
+	   x = (SELECT bloom_intersect_agg(filter) FROM host_filters h WHERE h.host <= w.host) AS intersection_exact
+FROM (SELECT host, bloom_union_agg(filter) OVER (ORDER BY host) AS u,
+			 bloom_intersect_agg(filter) OVER (ORDER BY host) AS x
+	  FROM host_filters) w
+ORDER BY host;
+
+-- With DISTINCT or ORDER BY (the executor sorts the input first): the same
+-- filter, since a filter is a set
+SELECT bloom_agg(DISTINCT url, 1000, 0.01) = bloom_agg(url, 1000, 0.01) AS distinct_same,
+	   bloom_agg(url, 1000, 0.01 ORDER BY url DESC) = bloom_agg(url, 1000, 0.01) AS ordered_same,
+	   bloom_agg(DISTINCT url, 1000, 0.01) @> 'https://docs.python.org/3.11/index.html'::text AS has_py_index
+FROM crawl;
+
+-- Many groups: hashed, also spilling to disk, and sorted, the same filters
+CREATE TABLE grouped_crawl AS
+	SELECT i % 500 AS grp, 'https://example.org/' || i AS url FROM generate_series(1, 20000) i;
+ANALYZE grouped_crawl;
+SET enable_sort = off;
+SET work_mem = '64kB';
+EXPLAIN (COSTS OFF) SELECT grp, bloom_agg(url, 100, 0.01) FROM grouped_crawl GROUP BY grp;
+CREATE TABLE hashed AS SELECT grp, bloom_agg(url, 100, 0.01) AS f FROM grouped_crawl GROUP BY grp;
+RESET work_mem;
+RESET enable_sort;
+SET enable_hashagg = off;
+CREATE TABLE sorted AS SELECT grp, bloom_agg(url, 100, 0.01) AS f FROM grouped_crawl GROUP BY grp;
+RESET enable_hashagg;
+SELECT count(*) AS groups, count(*) FILTER (WHERE h.f = s.f) AS same,
+	   count(*) FILTER (WHERE h.f @> ('https://example.org/' || (500 + h.grp))::text) AS have_a_member
+FROM hashed h JOIN sorted s USING (grp);
+DROP TABLE grouped_crawl, hashed, sorted;
+
+-- The support functions called directly, outside an aggregate, return a
+-- new filter and never write into their argument: the stored filter is
+-- the same in the same row and after
+CREATE TABLE stored AS
+	SELECT bloom_agg(url, 1000, 0.01) AS f, bloom_agg(url, 1000, 0.01) AS g FROM crawl WHERE pos <= 3;
+SELECT bloom_agg_trans(f, 'new'::text, NULL, NULL) @> 'new'::text AS result_has_new,
+	   f @> 'new'::text AS stored_has_new,
+	   bloom_agg_trans(f, 'https://example.org/'::text, f) @> 'https://example.org/'::text AS template_result_has_it,
+	   bloom_agg_trans(NULL, 'new'::text, 1000, 0.01) = bloom_add(bloom_sized(1000, 0.01), 'new') AS from_nothing,
+	   bloom_agg_combine(f, bloom_add(bloom_sized(1000, 0.01), 'other')) @> 'other'::text AS union_has_other,
+	   bloom_agg_combine(NULL, f) = f AS union_with_nothing,
+	   bloom_intersect_agg_combine(f, bloom_sized(1000, 0.01)) = bloom_sized(1000, 0.01) AS intersection_is_empty,
+	   f @> 'new'::text OR f @> 'other'::text OR bloom_cardinality(f) < 2 AS stored_changed
+FROM stored;
+SELECT f = g AS stored_unchanged FROM stored;
+DROP TABLE stored;
+
 -- Filters with different parameters do not merge
 SELECT bloom_union_agg(f) FROM (VALUES (bloom_empty(64, 3)), (bloom_empty(128, 3))) v(f);
 SELECT bloom_intersect_agg(f) FROM (VALUES (bloom_empty(64, 3)), (bloom_empty(64, 4))) v(f);

@@ -79,5 +79,43 @@ ORDER BY object;
 
 -- What 1.1 adds to 1.0
 SELECT object FROM fresh EXCEPT SELECT object FROM released ORDER BY object;
--- and nothing of 1.0 is gone
+-- what it drops: the support functions of the bloom aggregates' internal
+-- state
 SELECT object FROM released EXCEPT SELECT object FROM fresh ORDER BY object;
+-- and what it changes: the bloom aggregates, whose state is now the filter,
+-- and the comment of sieve_flush, which now fills frontier.sig
+SELECT object, r.definition AS released, f.definition AS updated
+FROM released r JOIN fresh f USING (object)
+WHERE r.definition IS DISTINCT FROM f.definition
+   OR r.comment IS DISTINCT FROM f.comment
+ORDER BY object;
+
+-- Views built on the aggregates under 1.0 survive the update, which
+-- replaces the aggregates in place, and give the same filters after it
+DROP EXTENSION sbf;
+CREATE EXTENSION sbf VERSION '1.0';
+CREATE TABLE upgrade_crawl AS
+	SELECT i AS pos, 'https://example.org/' || (i % 700) AS url
+	FROM generate_series(1, 2000) i;
+CREATE VIEW upgrade_shards AS
+	SELECT pos % 4 AS shard, bloom_agg(url, 1000, 0.01) AS filter,
+		   bloom_agg(pos, bloom_sized(2000, 0.01)) AS positions
+	FROM upgrade_crawl GROUP BY 1;
+CREATE VIEW upgrade_whole AS
+	SELECT bloom_union_agg(filter) AS filter FROM upgrade_shards;
+CREATE TEMP TABLE before_update AS
+	SELECT shard, filter::text, positions::text FROM upgrade_shards
+	UNION ALL SELECT -1, filter::text, NULL FROM upgrade_whole;
+SELECT format_type(aggtranstype, NULL) AS state FROM pg_aggregate
+WHERE aggfnoid = 'bloom_agg(text,bigint,double precision)'::regprocedure;
+ALTER EXTENSION sbf UPDATE TO '1.1';
+SELECT format_type(aggtranstype, NULL) AS state FROM pg_aggregate
+WHERE aggfnoid = 'bloom_agg(text,bigint,double precision)'::regprocedure;
+SELECT count(*) AS filters,
+	   count(*) FILTER (WHERE b.filter = a.filter AND b.positions IS NOT DISTINCT FROM a.positions) AS same,
+	   min((bloom_info(b.filter::bloom) ->> 'bits_set')::bigint) > 0 AS none_empty
+FROM before_update b
+JOIN (SELECT shard, filter::text, positions::text FROM upgrade_shards
+	  UNION ALL SELECT -1, filter::text, NULL FROM upgrade_whole) a USING (shard);
+DROP VIEW upgrade_whole, upgrade_shards;
+DROP TABLE upgrade_crawl;
