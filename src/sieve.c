@@ -857,6 +857,26 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 	}
 }
 
+/*
+ * Copies the signatures of SPI's last result (one int8 column, in
+ * ascending order) into lookup->sigs, and frees the result.
+ */
+static void
+take_signatures(SeenLookup *lookup)
+{
+	lookup->nsigs = SPI_processed;
+	lookup->next = 0;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		lookup->sigs[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc,
+													  1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
 static bool
 seen_contains_merge(SeenLookup *lookup, int64 sig)
 {
@@ -875,18 +895,8 @@ seen_contains_merge(SeenLookup *lookup, int64 sig)
 
 		/* the next batch of seen, copied out of SPI's tuple table */
 		SPI_cursor_fetch(lookup->cursor, true, SIEVE_BATCH);
-		lookup->nsigs = SPI_processed;
-		lookup->next = 0;
 		lookup->exhausted = (SPI_processed < SIEVE_BATCH);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
-
-			lookup->sigs[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc,
-														  1, &isnull));
-		}
-		SPI_freetuptable(SPI_tuptable);
+		take_signatures(lookup);
 	}
 }
 
@@ -918,19 +928,9 @@ seen_query_resolve(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot
 		elog(ERROR, "sieve_flush: could not look signatures up in seen: %s",
 			 SPI_result_code_string(rc));
 	pfree(DatumGetPointer(arg));
-	lookup->nsigs = SPI_processed;
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		lookup->sigs[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc,
-													  1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
+	take_signatures(lookup);
 
 	/* both in ascending order */
-	lookup->next = 0;
 	tuplestore_rescan(lookup->pending);
 	while (tuplestore_gettupleslot(lookup->pending, true, false, slot))
 	{
