@@ -28,7 +28,8 @@ OBJS = \
 	src/shared_page.o \
 	src/shared_read.o \
 	src/simhash.o \
-	src/simhash_gin.o
+	src/simhash_gin.o \
+	src/simhash_keys.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of

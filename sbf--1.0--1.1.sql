@@ -599,6 +599,15 @@ COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
 COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS
 	'exact search for near-duplicates (%) by blocks of the fingerprint';
 
+-- Join keys for finding every near-duplicate pair of a table at once:
+-- fingerprints within distance d share at least one of their
+-- C(blocks, distance) keys (one per combination of blocks - d blocks)
+CREATE FUNCTION simhash_keys(fp simhash, distance integer DEFAULT 3, blocks integer DEFAULT 5)
+	RETURNS SETOF bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION simhash_keys(simhash, integer, integer) IS
+	'equi-join keys: fingerprints within distance bits share at least one of these C(blocks, distance) keys (one per combination of blocks - distance blocks)';
+
 --
 -- The offline sieve on Citus: sieve_flush writes the signature into
 -- frontier.sig when the frontier has that column (Citus routes the rows of a

@@ -8,6 +8,8 @@
 # bench/sieve_flush.sh    sieve_flush against the plain-SQL flush, on
 #                         $SBF_SIEVE_STREAM (default: the shipped
 #                         data/eot2024-sitemaps-300k.txt.gz)
+# bench/simhash.sh        near-duplicate search at 1M fingerprints: index
+#                         against sequential scan, the self-join, layouts
 # bench/shared.sh         shared filters: one URL a statement and batches
 #                         of 1,000 (pgbench), at 4 MB, 1 GB and 16 GB
 # bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
@@ -29,7 +31,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush shared; do
+for b in filter_ops marking sieve_flush shared simhash; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"

@@ -127,3 +127,55 @@ RESET sbf.simhash_max_distance;
 -- the option blocks: 1..64
 CREATE INDEX ON fps USING gin (fp simhash_ops (blocks = 0));
 CREATE INDEX ON fps USING gin (fp simhash_ops (blocks = 65));
+
+-- Every near-duplicate pair of a table at once: an equi-join on
+-- simhash_keys(fp, d, blocks).  Pairs within d agree on at least blocks - d
+-- of the blocks, so they share the key of some combination of blocks - d
+-- blocks: C(blocks, d) keys a fingerprint
+SELECT count(*) AS keys, count(DISTINCT k) AS different FROM simhash_keys('0123456789abcdef') k;
+SELECT d, b, (SELECT count(*) FROM simhash_keys('0123456789abcdef', d, b)) AS keys
+FROM (VALUES (0, 1), (0, 4), (3, 4), (3, 5), (3, 6), (3, 8), (2, 64)) AS t(d, b);
+-- fingerprints equal on bits 0..25 only (blocks 0 and 1 of 5) share the
+-- first key, of the combination (0, 1), and no other
+SELECT string_agg(CASE WHEN k1.k = k2.k THEN 'shared' ELSE '-' END, ' ' ORDER BY n) AS keys
+FROM simhash_keys('ffffffffffffffff'::simhash, 3, 5) WITH ORDINALITY AS k1(k, n)
+JOIN simhash_keys('0000000003ffffff'::simhash, 3, 5) WITH ORDINALITY AS k2(k, n) USING (n);
+-- 200 clusters of 10 fingerprints, each a base with 0 to 6 random bits
+-- flipped: pairs at every distance from 0 to 12 within a cluster
+CREATE TEMP TABLE near AS
+SELECT g AS id,
+	   (hashint8extended(g / 10, 0) #
+		coalesce((SELECT bit_or(1::bigint << (abs(hashint8extended(g * 8 + j, 1)) % 64)::int)
+				  FROM generate_series(1, g % 7) j), 0))::simhash AS fp
+FROM generate_series(0, 1999) g;
+-- the truth, by brute force over all 1,999,000 pairs
+CREATE TEMP TABLE near_pairs AS
+SELECT a.id AS x, b.id AS y, a.fp <~> b.fp AS distance
+FROM near a JOIN near b ON a.id < b.id WHERE a.fp <~> b.fp <= 6;
+SELECT distance, count(*) AS pairs FROM near_pairs GROUP BY distance ORDER BY distance;
+-- the join on the keys finds exactly those pairs, for every layout
+WITH configs(d, blocks) AS (
+	VALUES (0, 1), (0, 4), (1, 2), (2, 3), (3, 4), (3, 5), (3, 6), (4, 6), (6, 8), (2, 16)
+), keyed AS (
+	SELECT c.d, c.blocks, n.id, n.fp, k
+	FROM configs c, near n, simhash_keys(n.fp, c.d, c.blocks) k
+), joined AS (
+	SELECT DISTINCT a.d, a.blocks, a.id AS x, b.id AS y
+	FROM keyed a JOIN keyed b ON a.d = b.d AND a.blocks = b.blocks AND a.k = b.k AND a.id < b.id
+	WHERE a.fp <~> b.fp <= a.d
+), truth AS (
+	SELECT c.d, c.blocks, p.x, p.y FROM configs c JOIN near_pairs p ON p.distance <= c.d
+)
+SELECT c.d, c.blocks,
+	   (SELECT count(*) FROM truth t WHERE (t.d, t.blocks) = (c.d, c.blocks)) AS brute_force,
+	   (SELECT count(*) FROM joined j WHERE (j.d, j.blocks) = (c.d, c.blocks)) AS joined,
+	   (SELECT count(*) FROM (SELECT x, y FROM truth t WHERE (t.d, t.blocks) = (c.d, c.blocks)
+							  EXCEPT SELECT x, y FROM joined j WHERE (j.d, j.blocks) = (c.d, c.blocks)) s) AS missed
+FROM configs c ORDER BY c.d, c.blocks;
+-- NULL: no keys; bad layouts
+SELECT count(*) FROM simhash_keys(NULL, 3, 5);
+SELECT simhash_keys('0123456789abcdef', 3, 3);
+SELECT simhash_keys('0123456789abcdef', -1, 4);
+SELECT simhash_keys('0123456789abcdef', 0, 0);
+SELECT simhash_keys('0123456789abcdef', 3, 65);
+SELECT simhash_keys('0123456789abcdef', 6, 64);

@@ -66,24 +66,6 @@ simhash_gin_blocks(FunctionCallInfo fcinfo)
 	return SIMHASH_GIN_DEFAULT_BLOCKS;
 }
 
-/* The first bit of block i of B */
-static inline int
-block_start(int i, int blocks)
-{
-	return (SIMHASH_BITS * i) / blocks;
-}
-
-static inline uint64
-block_bits(uint64 value, int i, int blocks)
-{
-	int			start = block_start(i, blocks);
-	int			width = block_start(i + 1, blocks) - start;
-
-	if (width == SIMHASH_BITS)
-		return value;
-	return (value >> start) & ((UINT64CONST(1) << width) - 1);
-}
-
 static inline Datum
 block_key(uint64 bits, int i, int blocks)
 {
@@ -119,7 +101,7 @@ simhash_gin_extract_value(PG_FUNCTION_ARGS)
 	int			i;
 
 	for (i = 0; i < blocks; i++)
-		keys[i] = block_key(block_bits(value, i, blocks), i, blocks);
+		keys[i] = block_key(simhash_block_bits(value, i, blocks), i, blocks);
 	*nkeys = blocks;
 	PG_RETURN_POINTER(keys);
 }
@@ -199,7 +181,8 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < blocks && total <= SIMHASH_GIN_MAX_KEYS; i++)
 	{
-		int			width = block_start(i + 1, blocks) - block_start(i, blocks);
+		int			width = simhash_block_start(i + 1, blocks) -
+			simhash_block_start(i, blocks);
 		int			k;
 
 		for (k = 0; k <= Min(t, width) && total <= SIMHASH_GIN_MAX_KEYS; k++)
@@ -218,9 +201,10 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	kb.nkeys = 0;
 	for (i = 0; i < blocks; i++)
 	{
-		int			width = block_start(i + 1, blocks) - block_start(i, blocks);
+		int			width = simhash_block_start(i + 1, blocks) -
+			simhash_block_start(i, blocks);
 
-		add_flips(&kb, block_bits(query, i, blocks), width, 0, 0,
+		add_flips(&kb, simhash_block_bits(query, i, blocks), width, 0, 0,
 				  Min(t, width), i, blocks, d);
 	}
 	Assert(kb.nkeys == total);

@@ -5,7 +5,9 @@
 # test's node: every row of its table agrees with counts made here
 # independently (TP + FN = the true repeats, counted in Perl from the file;
 # TP + FP = the rows the method flagged, counted from its marks), and the
-# picture is a PNG.  The live crawl through a shared filter is checked for
+# picture is a PNG.  The near-duplicate section's figures agree with
+# counts made here: md5 in Perl, distances with bit_count, the Jaccard
+# similarity of the closest pairs in Perl.  The live crawl through a shared filter is checked for
 # what two concurrent sessions must give: every row answered once, each URL
 # answered "new" at most once, and so exactly as many "new" answers as
 # distinct URLs, less the few that the filter's false positives hid.
@@ -20,6 +22,7 @@ use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use POSIX qw(ceil floor);
+use Digest::MD5 qw(md5_hex);
 
 my $rows = 20000;
 my $live_batch = 1000;
@@ -174,6 +177,126 @@ my $memory_bytes =
   $memory =~ /^([0-9.]+)([KMG]?)B$/ ? $1 * $unit{$2} : -1;
 ok( $filter_bytes > 0 && abs($memory_bytes - $filter_bytes) <= 0.1 * $filter_bytes,
 	"shared bloom: memory $memory is the filter's $filter_bytes bytes");
+
+# Near-duplicate pages: the re-crawl of every 5th page of the manual (in
+# byte order of the names, as the file is), changed in turn in four ways;
+# what md5 and simhash recognize, counted again here: md5 in Perl from the
+# file's texts, distances with bit_count of the XOR of fingerprints
+# recomputed from the texts (neither <~>, % nor the index)
+my @pages;
+{
+	my $path = SbfTest::data_file('pgdoc15-pages.tsv.gz');
+	open(my $in, '-|', 'gzip', '-dc', $path) or die "cannot read $path: $!";
+	binmode($in, ':raw');
+	while (my $line = <$in>)
+	{
+		chomp $line;
+		my ($name, $text) = split(/\t/, $line, 2);
+		push @pages, [ $name, $text ];
+	}
+	close($in);
+}
+my %text = map { $_->[0] => $_->[1] } @pages;
+my @changes = ('unchanged', 'a date added', 'a counter added', '3 words changed');
+my %expected_change;
+for (my $i = 0; $i < @pages; $i += 5)
+{
+	$expected_change{ $pages[$i][0] } = $changes[ ($i / 5) % 4 ];
+}
+
+my %near;
+open(my $near_tsv, '<', "$out/near_duplicates.tsv")
+  or die "cannot read $out/near_duplicates.tsv: $!";
+while (my $line = <$near_tsv>)
+{
+	chomp $line;
+	my ($change, @figures) = split(/\t/, $line);
+	next if $change eq 'change';
+	@{ $near{$change} }{qw(pages md5 simhash other median)} = @figures;
+}
+close($near_tsv);
+
+my $psql_out = $node->safe_psql('postgres',
+	'SELECT name, change, body FROM sbf_demo.recrawl');
+my (%refetched, %count);
+foreach my $row (split /\n/, $psql_out)
+{
+	my ($name, $change, $body) = split(/\|/, $row, 3);
+	$refetched{$name} = $change;
+	$count{$change}{pages}++;
+	$count{$change}{md5}++
+	  if md5_hex($body) eq md5_hex($text{$name} // '');
+}
+is( join(',', map { "$_=$refetched{$_}" } sort keys %refetched),
+	join(',', map { "$_=$expected_change{$_}" } sort keys %expected_change),
+	scalar(keys %refetched) . " pages re-fetched: every 5th page of the "
+	  . scalar(@pages) . ", changed in turn");
+
+my %distances;
+foreach my $row (split /\n/, $node->safe_psql('postgres', q{
+	SELECT r.name, r.change, bit_count((simhash(r.body)::bigint # simhash(p.body)::bigint)::bit(64)),
+		   (SELECT count(*) FROM sbf_demo.pages q
+			WHERE q.name <> r.name
+			  AND bit_count((simhash(r.body)::bigint # simhash(q.body)::bigint)::bit(64)) <= 3)
+	FROM sbf_demo.recrawl r JOIN sbf_demo.pages p USING (name)}))
+{
+	my ($name, $change, $bits, $others) = split(/\|/, $row);
+	push @{ $distances{$change} }, $bits;
+	$count{$change}{simhash}++ if $bits <= 3;
+	$count{$change}{other} += $others;
+}
+foreach my $change (@changes)
+{
+	my $shown = $near{$change} // {};
+	my @bits = sort { $a <=> $b } @{ $distances{$change} // [] };
+	my %mine = (
+		pages => $count{$change}{pages} // 0,
+		md5 => $count{$change}{md5} // 0,
+		simhash => $count{$change}{simhash} // 0,
+		other => $count{$change}{other} // 0,
+		median => @bits ? $bits[ int(($#bits) / 2) ] : -1);
+	is( join(' ', map { $shown->{$_} // '?' } qw(pages md5 simhash other median)),
+		join(' ', map { $mine{$_} } qw(pages md5 simhash other median)),
+		"near-duplicates, $change: $mine{pages} pages, md5 recognizes $mine{md5}, "
+		  . "simhash within 3 bits $mine{simhash}, other pages within 3 bits $mine{other}, median $mine{median} bits");
+}
+is($near{unchanged}{md5}, $near{unchanged}{pages},
+	'md5 recognizes every unchanged page');
+is(join(',', map { $near{$_}{md5} } @changes[ 1 .. 3 ]),
+	'0,0,0', 'md5 recognizes no changed page');
+
+# the closest pairs of the manual: distances by brute force with bit_count,
+# the Jaccard similarity of the shingle sets in Perl
+my $closest = $node->safe_psql('postgres', q{
+	WITH f AS (SELECT name, simhash(body)::bigint AS v FROM sbf_demo.pages)
+	SELECT string_agg(a || ' ' || b || ' ' || d, ',' ORDER BY d, a COLLATE "C", b COLLATE "C")
+	FROM (SELECT a.name AS a, b.name AS b, bit_count((a.v # b.v)::bit(64)) AS d
+		  FROM f a JOIN f b ON a.name < b.name
+		  ORDER BY d, a.name COLLATE "C", b.name COLLATE "C" LIMIT 5) s});
+sub shingles
+{
+	my @words = map { tr/A-Z/a-z/r } $_[0] =~ /[A-Za-z0-9\x80-\xff]+/g;
+	return { map { join(' ', @words[ $_ .. $_ + 2 ]) => 1 } 0 .. @words - 3 };
+}
+my (@shown_pairs, @my_pairs);
+open(my $pairs_tsv, '<', "$out/closest_pairs.tsv")
+  or die "cannot read $out/closest_pairs.tsv: $!";
+while (my $line = <$pairs_tsv>)
+{
+	chomp $line;
+	my ($pa, $pb, $d, $jaccard) = split(/\t/, $line);
+	next if $pa eq 'a';
+	push @shown_pairs, "$pa $pb $d $jaccard";
+	my ($x, $y) = (shingles($text{$pa} // ''), shingles($text{$pb} // ''));
+	my $common = grep { $y->{$_} } keys %$x;
+	my $union = keys(%$x) + keys(%$y) - $common;
+	push @my_pairs, "$pa $pb $d " . sprintf('%.3f', $union ? $common / $union : 0);
+}
+close($pairs_tsv);
+is(join(',', map { join ' ', (split / /)[ 0 .. 2 ] } @shown_pairs), $closest,
+	"the 5 closest pairs of the manual and their distances ($closest)");
+is(join(',', @shown_pairs), join(',', @my_pairs),
+	'their Jaccard similarities, computed again in Perl');
 
 my $png = -r "$out/duplicates.png" ? slurp_file("$out/duplicates.png") : '';
 is(substr($png, 0, 8), "\x89PNG\r\n\x1a\n", 'the picture is a PNG');

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Benchmark: near-duplicate search with simhash (docs/simhash.md), each
+# figure beside a baseline measured in the same run.
+#
+#   bash bench/simhash.sh                 # throwaway cluster; ~5 minutes
+#   PG_CONFIG=/path/to/bin/pg_config bash bench/simhash.sh
+#                                         # another PostgreSQL 15 install
+#   SBF_USE_EXISTING=1 bash bench/simhash.sh  # PGHOST/PGPORT/PGDATABASE as
+#                                         # set, with that server's settings
+#
+# The fingerprints: ROWS (1,000,000) pseudo-random ones,
+# hashint8extended(id, 7)::simhash, and planted near-duplicates: for each of
+# the first PLANTED (1,000) rows, 4 copies with 0, 1, 2 and 3 bits flipped
+# (bits chosen by hashint8extended too).  The throwaway cluster runs with
+# shared_buffers = 1GB, work_mem = 1GB, maintenance_work_mem = 1GB, JIT and
+# parallel query off; otherwise PostgreSQL's defaults.  Prints:
+#
+#  (a) one near-duplicate query, "the rows within 3 bits of this row's
+#      fingerprint", through the GIN index (default 4 blocks) against the
+#      sequential scan: pgbench -M prepared, 1 client, QUERY_SECONDS (10) s
+#      each, the average latency and the ratio (the goal: >= 100x);
+#  (b) every near-duplicate pair (d <= 3) of the table at once: the
+#      equi-join on simhash_keys(fp, 3, B) for B = 4, 5 and 6, in seconds
+#      (the goal: under 60 s), with the pairs found (the same for every B)
+#      and the candidate keys joined; against what the same work costs
+#      row by row: the table's rows times the latency of one indexed query,
+#      and of one sequential scan, from (a);
+#  (c) for blocks = 2, 4, 5, 8 and 16: the index build time and size per
+#      fingerprint, and the latency of the query of (a);
+#  (d) simhash(body) throughput in MB of text per second, on the pages of
+#      data/pgdoc15-pages.tsv.gz copied TEXT_COPIES (4) times (about 28 MB),
+#      against md5(body) and length(body) over the same rows, medians of
+#      REPEAT (3) runs.
+#
+# The machine is shared: every ratio is against a baseline measured
+# minutes apart in the same run; absolute times vary by 10-30% between
+# runs.
+. "$(dirname "$0")/lib.sh"
+
+ROWS=${ROWS:-1000000}
+PLANTED=${PLANTED:-1000}
+QUERY_SECONDS=${QUERY_SECONDS:-10}
+TEXT_COPIES=${TEXT_COPIES:-4}
+REPEAT=${REPEAT:-3}
+PAGES=$SBF_ROOT/data/pgdoc15-pages.tsv.gz
+[ -r "$PAGES" ] || die "cannot read $PAGES"
+
+if [ -z "${SBF_USE_EXISTING:-}" ]; then
+	build_and_install
+	start_cluster
+	command psql -X -q -c "ALTER SYSTEM SET shared_buffers = '1GB'" \
+		-c "ALTER SYSTEM SET work_mem = '1GB'" \
+		-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
+		-c "ALTER SYSTEM SET jit = off" \
+		-c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
+		-c "ALTER SYSTEM SET max_parallel_maintenance_workers = 0" >/dev/null
+	restart_cluster
+fi
+export PGOPTIONS="-c client_min_messages=warning"
+psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+
+say "$ROWS fingerprints and $((PLANTED * 4)) planted near-duplicates"
+psql <<SQL
+CREATE EXTENSION IF NOT EXISTS sbf;
+DROP TABLE IF EXISTS fps, pages, found;
+CREATE TABLE fps (id bigint PRIMARY KEY, fp simhash NOT NULL);
+INSERT INTO fps SELECT g, hashint8extended(g, 7)::simhash FROM generate_series(1, $ROWS) g;
+SQL
+# copy -(10 * seed + flips) of row seed: "flips" distinct bits flipped,
+# drawn with hashint8extended
+psql <<SQL
+CREATE FUNCTION pg_temp.flip(fp simhash, seed bigint, flips int) RETURNS simhash
+LANGUAGE plpgsql IMMUTABLE AS \$\$
+DECLARE
+	v bigint := fp::bigint;
+	mask bigint := 0;
+	j int := 0;
+	b int;
+BEGIN
+	WHILE bit_count(mask::bit(64)) < flips LOOP
+		j := j + 1;
+		b := (abs(hashint8extended(seed * 1000 + j, 3)) % 64)::int;
+		mask := mask | (1::bigint << b);
+	END LOOP;
+	RETURN (v # mask)::simhash;
+END \$\$;
+INSERT INTO fps SELECT -(10 * f.id + flips), pg_temp.flip(f.fp, f.id, flips)
+FROM fps f, generate_series(0, 3) flips WHERE f.id BETWEEN 1 AND $PLANTED;
+VACUUM ANALYZE fps;
+SQL
+TOTAL=$(psql -c "SELECT count(*) FROM fps")
+
+# query_ms INDEX_SETTINGS: average latency (ms) of one near-duplicate query
+# for the fingerprint of a random row, pgbench -M prepared
+query_ms() {
+	local out
+	printf '%s\n' "\\set id random(1, $ROWS)" \
+		"SELECT count(*) FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = :id);" \
+		>"$BENCH_TMP/query.sql"
+	out=$(PGOPTIONS="$PGOPTIONS $1" pgbench -n -M prepared -c 1 -T "$QUERY_SECONDS" \
+		-f "$BENCH_TMP/query.sql" 2>&1) || die "pgbench failed: $out"
+	awk '/^latency average/ { print $4 }' <<<"$out"
+}
+SEQSCAN="-c enable_indexscan=off -c enable_bitmapscan=off"
+INDEXSCAN="-c enable_seqscan=off"
+
+# (c) and (a): each layout's build, size and query; the sequential scan
+say "building the GIN index for each block layout"
+declare -A build size query
+for b in 2 4 5 8 16; do
+	psql -c "DROP INDEX IF EXISTS fps_gin" -c "CHECKPOINT"
+	read -r secs _ < <(measure "SET maintenance_work_mem = '1GB'" \
+		"CREATE INDEX fps_gin ON fps USING gin (fp simhash_ops (blocks = $b))")
+	build[$b]=$secs
+	size[$b]=$(psql -c "SELECT pg_relation_size('fps_gin')")
+	psql -c "VACUUM ANALYZE fps"
+	query[$b]=$(query_ms "$INDEXSCAN")
+done
+psql -c "DROP INDEX IF EXISTS fps_gin"
+seq_ms=$(query_ms "$SEQSCAN")
+psql -c "CREATE INDEX fps_gin ON fps USING gin (fp simhash_ops)" -c "VACUUM ANALYZE fps"
+index_ms=$(query_ms "$INDEXSCAN")
+
+# (b) every pair within 3 bits, by the equi-join on the keys
+say "the self-join on simhash_keys"
+declare -A join_s join_pairs join_keys
+for b in 4 5 6; do
+	read -r secs _ < <(measure "SET work_mem = '1GB'" "
+		CREATE TABLE pairs_$b AS
+		WITH k AS MATERIALIZED (SELECT id, fp, simhash_keys(fp, 3, $b) AS key FROM fps)
+		SELECT DISTINCT a.id AS x, b.id AS y, a.fp <~> b.fp AS distance
+		FROM k a JOIN k b ON a.key = b.key AND a.id < b.id
+		WHERE a.fp <~> b.fp <= 3")
+	join_s[$b]=$secs
+	join_keys[$b]=$(psql -c "SELECT count(*) FROM simhash_keys('0000000000000000', 3, $b)" |
+		awk -v total="$TOTAL" '{ print $1 * total }')
+	psql -c "CREATE TABLE IF NOT EXISTS found (blocks int, x bigint, y bigint, distance int)" \
+		-c "INSERT INTO found SELECT $b, x, y, distance FROM pairs_$b" -c "DROP TABLE pairs_$b"
+	join_pairs[$b]=$(psql -c "SELECT count(*) FROM found WHERE blocks = $b")
+done
+same=$(psql -c "SELECT count(*) = 0 FROM (
+	(SELECT x, y FROM found WHERE blocks = 4 EXCEPT SELECT x, y FROM found WHERE blocks = 5)
+	UNION ALL (SELECT x, y FROM found WHERE blocks = 5 EXCEPT SELECT x, y FROM found WHERE blocks = 4)
+	UNION ALL (SELECT x, y FROM found WHERE blocks = 6 EXCEPT SELECT x, y FROM found WHERE blocks = 5)
+	UNION ALL (SELECT x, y FROM found WHERE blocks = 5 EXCEPT SELECT x, y FROM found WHERE blocks = 6)) d")
+by_distance=$(psql -c "SELECT string_agg(n || ' at ' || distance, ', ' ORDER BY distance)
+	FROM (SELECT distance, count(*) AS n FROM found WHERE blocks = 5 GROUP BY distance) s")
+planted_pairs=$(psql -c "SELECT count(*) FROM found WHERE blocks = 5 AND (x < 0 OR y < 0)")
+
+# (d) throughput on the manual's pages
+say "simhash() throughput on $TEXT_COPIES copies of the manual's pages"
+psql -c "CREATE TABLE pages (name text, body text)"
+for i in $(seq 1 "$TEXT_COPIES"); do
+	gzip -dc "$PAGES" | sed 's/\\/\\\\/g' | psql -c "\\copy pages FROM STDIN"
+done
+psql -c "ALTER TABLE pages ALTER body SET STORAGE EXTERNAL" -c "VACUUM ANALYZE pages"
+text_mb=$(psql -c "SELECT sum(octet_length(body)) / 1e6 FROM pages")
+declare -a t_simhash t_md5 t_length
+for i in $(seq 1 "$REPEAT"); do
+	read -r s _ < <(measure "SELECT 1" "SELECT count(simhash(body)) FROM pages")
+	t_simhash+=("$s")
+	read -r s _ < <(measure "SELECT 1" "SELECT count(md5(body)) FROM pages")
+	t_md5+=("$s")
+	read -r s _ < <(measure "SELECT 1" "SELECT sum(length(body)) FROM pages")
+	t_length+=("$s")
+done
+s_simhash=$(median "${t_simhash[@]}")
+s_md5=$(median "${t_md5[@]}")
+s_length=$(median "${t_length[@]}")
+
+echo
+echo "$TOTAL fingerprints ($ROWS random, $((PLANTED * 4)) planted copies with 0..3 bits flipped); $(nproc) cores, shared"
+echo
+echo "(a) one near-duplicate query (d = 3), pgbench -M prepared, ${QUERY_SECONDS} s each"
+printf '%-36s %10s %10s\n' "" "ms/query" "speed-up"
+printf '%-36s %10.3f %10s\n' "sequential scan" "$seq_ms" "1x"
+printf '%-36s %10.3f %9.0fx\n' "GIN simhash_ops (4 blocks)" "$index_ms" "$(echo "$seq_ms / $index_ms" | bc -l)"
+echo
+echo "(b) every pair within 3 bits: equi-join on simhash_keys(fp, 3, B), work_mem 1GB"
+printf '%-36s %10s %12s %10s\n' "" "seconds" "keys" "pairs"
+for b in 4 5 6; do
+	printf '%-36s %10.1f %12.0f %10d\n' "simhash_keys, B = $b" "${join_s[$b]}" "${join_keys[$b]}" "${join_pairs[$b]}"
+done
+printf '%-36s %10.0f %12s %10s\n' "$TOTAL indexed queries (from (a))" "$(echo "$TOTAL * $index_ms / 1000" | bc -l)" "" ""
+printf '%-36s %10.0f %12s %10s\n' "$TOTAL sequential scans (from (a))" "$(echo "$TOTAL * $seq_ms / 1000" | bc -l)" "" ""
+echo "same pairs for B = 4, 5, 6: $same; by distance: $by_distance; $planted_pairs involve a planted copy"
+echo
+echo "(c) the GIN index for each block layout (maintenance_work_mem 1GB)"
+printf '%-12s %10s %12s %10s %12s %10s\n' "blocks" "build s" "us/row" "MB" "bytes/row" "ms/query"
+for b in 2 4 5 8 16; do
+	printf '%-12s %10.1f %12.2f %10.1f %12.1f %10.3f\n' "$b" "${build[$b]}" \
+		"$(echo "${build[$b]} * 1000000 / $TOTAL" | bc -l)" \
+		"$(echo "${size[$b]} / 1048576" | bc -l)" "$(echo "${size[$b]} / $TOTAL" | bc -l)" "${query[$b]}"
+done
+echo
+printf '(d) throughput over %.1f MB of text (%d copies of the manual), median of %d\n' "$text_mb" "$TEXT_COPIES" "$REPEAT"
+printf '%-36s %10s %10s\n' "" "seconds" "MB/s"
+printf '%-36s %10.2f %10.1f\n' "length(body)" "$s_length" "$(echo "$text_mb / $s_length" | bc -l)"
+printf '%-36s %10.2f %10.1f\n' "md5(body)" "$s_md5" "$(echo "$text_mb / $s_md5" | bc -l)"
+printf '%-36s %10.2f %10.1f\n' "simhash(body) (shingles of 3)" "$s_simhash" "$(echo "$text_mb / $s_simhash" | bc -l)"
+rm -rf "$BENCH_TMP"
