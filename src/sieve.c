@@ -825,7 +825,11 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 		lookup->method = SEEN_QUERY;
 		elog(DEBUG1, "sieve_flush: querying Citus table seen relation \"%s\" (" UINT64_FORMAT " discovered rows)",
 			 RelationGetRelationName(t->seen), nread);
-		lookup->query = prepare(psprintf("SELECT sig FROM ONLY %s WHERE sig OPERATOR(pg_catalog.=) ANY ($1) ORDER BY sig",
+		/*
+		 * DISTINCT: at most one row per signature of the batch, even if
+		 * seen's shards lack the unique index its shell has
+		 */
+		lookup->query = prepare(psprintf("SELECT DISTINCT sig FROM ONLY %s WHERE sig OPERATOR(pg_catalog.=) ANY ($1) ORDER BY sig",
 										 t->seen_name), 1, &int8array);
 		lookup->sigs = palloc(sizeof(int64) * SIEVE_BATCH);
 		lookup->pending_sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
@@ -859,11 +863,15 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 
 /*
  * Copies the signatures of SPI's last result (one int8 column, in
- * ascending order) into lookup->sigs, and frees the result.
+ * ascending order, at most SIEVE_BATCH rows) into lookup->sigs, and frees
+ * the result.
  */
 static void
 take_signatures(SeenLookup *lookup)
 {
+	if (SPI_processed > SIEVE_BATCH)
+		elog(ERROR, "sieve_flush: " UINT64_FORMAT " signatures from seen, more than a batch",
+			 SPI_processed);
 	lookup->nsigs = SPI_processed;
 	lookup->next = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)

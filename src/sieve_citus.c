@@ -245,10 +245,15 @@ sieve_flush_shards(PG_FUNCTION_ARGS)
 	/* no flush of the whole meanwhile, on any node */
 	sieve_citus_lock(seen, "ROW EXCLUSIVE");
 
-	/* the shard groups, by node: colocated shards cover the same range */
+	/*
+	 * The shard groups, by node: colocated shards cover the same range.
+	 * The shards' names are schema-qualified, those in public too: the
+	 * worker resolves them on a connection of its own, whose search_path
+	 * starts with "$user".
+	 */
 	rc = SPI_execute_with_args("SELECT n.nodename, n.nodeport, "
-							   "pg_catalog.shard_name($1, s.shardid), pg_catalog.shard_name($2, d.shardid), "
-							   "pg_catalog.shard_name($3, f.shardid) "
+							   "pg_catalog.shard_name($1, s.shardid, false), pg_catalog.shard_name($2, d.shardid, false), "
+							   "pg_catalog.shard_name($3, f.shardid, false) "
 							   "FROM pg_catalog.pg_dist_shard s "
 							   "JOIN pg_catalog.pg_dist_shard d ON d.logicalrelid = $2 AND d.shardminvalue = s.shardminvalue "
 							   "JOIN pg_catalog.pg_dist_shard f ON f.logicalrelid = $3 AND f.shardminvalue = s.shardminvalue "

@@ -242,6 +242,101 @@ is( $coordinator->safe_psql(
 );
 
 #
+# A seen whose shards lack the unique index of its shell (created with DDL
+# propagation off), so that seen holds every signature twice: asking seen
+# which signatures of a batch of 10,000 it has got 20,000 rows back, which
+# sbf copied into room for 10,000 (the backend crashed).  Now the flush
+# appends exactly the URLs that are not in seen.
+#
+$coordinator->safe_psql(
+	'postgres', q{
+SET citus.shard_count = 8;
+CREATE TABLE seen_dup (sig bigint NOT NULL);
+CREATE TABLE discovered_dup (pos bigint NOT NULL, url text NOT NULL, sig bigint NOT NULL);
+CREATE TABLE frontier_dup (pos bigint NOT NULL, url text NOT NULL, sig bigint);
+SELECT create_distributed_table('seen_dup', 'sig', colocate_with => 'none');
+SELECT create_distributed_table('discovered_dup', 'sig', colocate_with => 'seen_dup');
+SELECT create_distributed_table('frontier_dup', 'sig', colocate_with => 'seen_dup');
+SET citus.enable_ddl_propagation = off;
+CREATE UNIQUE INDEX seen_dup_sig ON seen_dup (sig);
+RESET citus.enable_ddl_propagation;
+INSERT INTO seen_dup SELECT url_signature('https://dup.invalid/' || g)
+FROM generate_series(1, 12000) g, generate_series(1, 2);
+INSERT INTO discovered_dup SELECT g, 'https://dup.invalid/' || g, url_signature('https://dup.invalid/' || g)
+FROM generate_series(1, 13000) g;
+});
+is( $coordinator->safe_psql('postgres',
+		q{SELECT sieve_flush('seen_dup', 'discovered_dup', 'frontier_dup')})
+	  . ' '
+	  . $coordinator->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM frontier_dup WHERE pos > 12000 AND url = 'https://dup.invalid/' || pos}
+	  ),
+	'1000 1000',
+	'seen with every signature twice (its shards have no unique index): the flush appends the 1000 URLs of 13000 that are not in seen'
+);
+
+#
+# sieve_flush_shards names the shards schema-qualified, those in public
+# too: a worker resolves them on a connection of its own, whose search_path
+# starts with "$user".  A table named like a shard of the frontier, in a
+# schema named after the user on each worker, got the URLs of that shard
+# group (sbf sent the bare names shard_name gives for public).
+#
+$coordinator->safe_psql(
+	'postgres', q{
+SET citus.shard_count = 8;
+CREATE TABLE seen_sp (sig bigint PRIMARY KEY);
+CREATE TABLE discovered_sp (pos bigint NOT NULL, url text NOT NULL, sig bigint NOT NULL);
+CREATE TABLE frontier_sp (pos bigint NOT NULL, url text NOT NULL, sig bigint);
+SELECT create_distributed_table('seen_sp', 'sig', colocate_with => 'none');
+SELECT create_distributed_table('discovered_sp', 'sig', colocate_with => 'seen_sp');
+SELECT create_distributed_table('frontier_sp', 'sig', colocate_with => 'seen_sp');
+INSERT INTO discovered_sp SELECT g, 'https://path.invalid/' || g, url_signature('https://path.invalid/' || g)
+FROM generate_series(1, 1000) g;
+});
+my %decoys;
+foreach my $worker (@workers)
+{
+	$decoys{ $worker->port } = [
+		split(
+			/\n/,
+			$coordinator->safe_psql(
+				'postgres', qq{
+SELECT format('%I.%I', current_user, shard_name('frontier_sp', s.shardid))
+FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+WHERE s.logicalrelid = 'frontier_sp'::regclass AND n.nodeport = @{[ $worker->port ]}}))
+	];
+	$worker->safe_psql('postgres',
+		join(' ',
+			'SET citus.enable_ddl_propagation = off;',
+			'CREATE SCHEMA AUTHORIZATION CURRENT_USER;',
+			map { "CREATE TABLE $_ (pos bigint, url text, sig bigint);" }
+			  @{ $decoys{ $worker->port } }));
+}
+is( $coordinator->safe_psql('postgres',
+		q{SELECT sieve_flush_shards('seen_sp', 'discovered_sp', 'frontier_sp')})
+	  . ' '
+	  . $coordinator->safe_psql('postgres', 'SELECT count(*) FROM frontier_sp'),
+	'1000 1000',
+	"sieve_flush_shards beside tables named like the frontier's shards in a schema named after the user: all 1000 URLs reach the frontier"
+);
+is( join(
+		' ',
+		map {
+			my $worker = $_;
+			$worker->safe_psql('postgres',
+				'SELECT 0'
+				  . join('', map { " + (SELECT count(*) FROM $_)" }
+					  @{ $decoys{ $worker->port } }))
+		} @workers),
+	'0 0',
+	"the tables named like the frontier's shards got no rows");
+$_->safe_psql('postgres',
+	'SET citus.enable_ddl_propagation = off; DROP SCHEMA "' . $_->safe_psql('postgres', 'SELECT current_user') . '" CASCADE')
+  foreach @workers;
+
+#
 # Concurrency: a batch of 120,000 rows (one in three a seed, so already in
 # seen), flushed on one server, and on the cluster from both workers at once
 #
@@ -296,9 +391,9 @@ my %commands = map { split(/\|/, $_, 2) } split(
 		'postgres', q{
 SELECT n.nodeport,
 	   'SELECT sum(sieve_flush(s::regclass, d::regclass, f::regclass)), clock_timestamp() FROM (VALUES '
-	   || string_agg(format('(%L, %L, %L)', shard_name('seen_p', s.shardid),
-							shard_name('discovered_p', d.shardid),
-							shard_name('frontier_p', f.shardid)),
+	   || string_agg(format('(%L, %L, %L)', shard_name('seen_p', s.shardid, false),
+							shard_name('discovered_p', d.shardid, false),
+							shard_name('frontier_p', f.shardid, false)),
 					 ', ' ORDER BY s.shardminvalue::int)
 	   || ') AS g (s, d, f)'
 FROM pg_dist_shard s
