@@ -6,10 +6,11 @@
 #
 # SOURCE-TREE is a checkout of citusdata/citus (the tag v13.2.2 is the one
 # tested); Citus is not in Debian's packages and is never shipped here.
-# The script installs the build packages it lacks (as root), configures
-# without libcurl (Citus uses it only to report statistics home), builds
-# and installs into the PostgreSQL that PG_CONFIG names (default: the
-# Debian PostgreSQL 15).
+# The script installs the build packages it lacks (as root: libpq-dev for
+# the client headers Citus includes, liblz4-dev, libzstd-dev, libkrb5-dev),
+# configures without libcurl (Citus uses it only to report statistics
+# home), builds and installs into the PostgreSQL that PG_CONFIG names
+# (default: the Debian PostgreSQL 15).
 #
 # PostgreSQL 15.20 exports have_createdb_privilege(), which Citus 13.2's
 # pg_version_compat.h defines again for PostgreSQL 15 as a static inline
@@ -23,7 +24,7 @@ src=$(cd "$1" && pwd) || die "no such directory: $1"
 [ -f "$src/configure" ] && [ -f "$src/src/include/pg_version_compat.h" ] ||
 	die "$src does not look like a Citus source tree"
 
-ensure_packages liblz4-dev libzstd-dev libkrb5-dev
+ensure_packages libpq-dev liblz4-dev libzstd-dev libkrb5-dev
 
 compat=$src/src/include/pg_version_compat.h
 server_include=$("$PG_CONFIG" --includedir-server)
