@@ -27,25 +27,30 @@ PG_FUNCTION_INFO_V1(slidingbloom_agg_trans);
 PG_FUNCTION_INFO_V1(slidingbloom_agg_trans_int8);
 PG_FUNCTION_INFO_V1(slidingbloom_agg_final);
 
+static void *
+slidingbloom_agg_copy(Datum filter)
+{
+	return slidingbloom_copy_datum(filter);
+}
+
+static uint64
+slidingbloom_agg_seed(void *state)
+{
+	return ((SlidingBloom) state)->seed;
+}
+
+static void
+slidingbloom_agg_arrive(void *state, SbfHash hash)
+{
+	slidingbloom_arrive_hash((SlidingBloom) state, hash);
+}
+
 static Datum
 slidingbloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 {
-	MemoryContext aggcontext = sbf_agg_context(fcinfo, "slidingbloom_agg");
-	SlidingBloom state = PG_ARGISNULL(0) ? NULL : (SlidingBloom) PG_GETARG_POINTER(0);
-
-	if (state == NULL)
-	{
-		MemoryContext old;
-
-		sbf_agg_check_not_null(fcinfo, 2, "filter");
-		old = MemoryContextSwitchTo(aggcontext);
-		state = slidingbloom_copy_datum(PG_GETARG_DATUM(2));
-		MemoryContextSwitchTo(old);
-	}
-	if (!PG_ARGISNULL(1))
-		slidingbloom_arrive_hash(state, sbf_hash_element(PG_GETARG_DATUM(1), kind,
-														 state->seed));
-	PG_RETURN_POINTER(state);
+	return sbf_ordered_agg_trans(fcinfo, kind, "slidingbloom_agg",
+								 slidingbloom_agg_copy, slidingbloom_agg_seed,
+								 slidingbloom_agg_arrive);
 }
 
 Datum

@@ -25,25 +25,30 @@ PG_FUNCTION_INFO_V1(stablebloom_agg_trans);
 PG_FUNCTION_INFO_V1(stablebloom_agg_trans_int8);
 PG_FUNCTION_INFO_V1(stablebloom_agg_final);
 
+static void *
+stablebloom_agg_copy(Datum filter)
+{
+	return stablebloom_copy_datum(filter);
+}
+
+static uint64
+stablebloom_agg_seed(void *state)
+{
+	return ((StableBloom) state)->seed;
+}
+
+static void
+stablebloom_agg_arrive(void *state, SbfHash hash)
+{
+	stablebloom_add_hash((StableBloom) state, hash);
+}
+
 static Datum
 stablebloom_agg_trans_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 {
-	MemoryContext aggcontext = sbf_agg_context(fcinfo, "stablebloom_agg");
-	StableBloom state = PG_ARGISNULL(0) ? NULL : (StableBloom) PG_GETARG_POINTER(0);
-
-	if (state == NULL)
-	{
-		MemoryContext old;
-
-		sbf_agg_check_not_null(fcinfo, 2, "filter");
-		old = MemoryContextSwitchTo(aggcontext);
-		state = stablebloom_copy_datum(PG_GETARG_DATUM(2));
-		MemoryContextSwitchTo(old);
-	}
-	if (!PG_ARGISNULL(1))
-		stablebloom_add_hash(state, sbf_hash_element(PG_GETARG_DATUM(1), kind,
-													 state->seed));
-	PG_RETURN_POINTER(state);
+	return sbf_ordered_agg_trans(fcinfo, kind, "stablebloom_agg",
+								 stablebloom_agg_copy, stablebloom_agg_seed,
+								 stablebloom_agg_arrive);
 }
 
 Datum
