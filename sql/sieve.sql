@@ -274,6 +274,24 @@ INSERT INTO discovered_s VALUES (30001, 'https://example.org/identity');
 SELECT sieve_flush('seen_s', 'discovered_s', 'frontier_identity') AS appended;
 SELECT pos, url, sig FROM frontier_identity;
 
+-- discovered.sig: when discovered has a bigint column sig (on Citus, the
+-- column that places the row in its shard group), each row's sig must be
+-- its URL's signature, or NULL; a row whose sig is another value is an
+-- error, and the flush changes nothing
+CREATE TABLE discovered_sig (pos bigint NOT NULL, url text NOT NULL, sig bigint);
+INSERT INTO discovered_sig VALUES
+	(40001, 'https://example.org/right', url_signature('https://example.org/right')),
+	(40002, 'https://example.org/unsigned', NULL),
+	(40003, 'https://example.org/wrong', 42);
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_s', 'discovered_sig', 'frontier_s') $$);
+SELECT count(*) AS still_there FROM discovered_sig;
+DELETE FROM discovered_sig WHERE pos = 40003;
+SELECT sieve_flush('seen_s', 'discovered_sig', 'frontier_s') AS appended;
+-- a sig of another type is some other column, and is left alone
+CREATE TABLE discovered_text_sig (pos bigint NOT NULL, url text NOT NULL, sig text);
+INSERT INTO discovered_text_sig VALUES (40004, 'https://example.org/text-sig', 'not a signature');
+SELECT sieve_flush('seen_s', 'discovered_text_sig', 'frontier_s') AS appended;
+
 -- sieve_flush_shards is for Citus tables (t/061_citus_sieve.pl): without
 -- Citus it is an error, with a hint to sieve_flush
 SELECT pg_temp.error_of($$ SELECT sieve_flush_shards('seen_s', 'discovered_s', 'frontier_s') $$);

@@ -157,6 +157,7 @@ typedef struct SieveTables
 	Relation	discovered;
 	Relation	frontier;
 	bool		frontier_sig;	/* write frontier.sig */
+	bool		discovered_sig; /* check discovered.sig */
 	bool		citus;			/* Citus tables: everything through SQL */
 	char	   *seen_name;		/* quoted, schema-qualified, for SPI */
 	char	   *discovered_name;
@@ -345,6 +346,22 @@ frontier_has_sig(Relation frontier)
 	return att->attgenerated == '\0' && att->attidentity == '\0';
 }
 
+/*
+ * discovered.sig, when discovered has a bigint column of that name, must be
+ * its URL's signature (or NULL): on Citus it chose the row's shard group,
+ * and a row in the wrong one would put its signature in the wrong shard of
+ * seen, where no later flush looks for it.  A column sig of another type
+ * is some other column and is left alone.
+ */
+static bool
+discovered_has_sig(Relation discovered)
+{
+	AttrNumber	attnum = get_attnum(RelationGetRelid(discovered), "sig");
+
+	return attnum != InvalidAttrNumber &&
+		TupleDescAttr(RelationGetDescr(discovered), attnum - 1)->atttypid == INT8OID;
+}
+
 /* Opens, checks and locks the tables; the caller is connected to SPI */
 static void
 open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
@@ -386,6 +403,7 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_column(t->frontier, "frontier", "pos", INT8OID);
 	check_column(t->frontier, "frontier", "url", TEXTOID);
 	t->frontier_sig = frontier_has_sig(t->frontier);
+	t->discovered_sig = discovered_has_sig(t->discovered);
 	check_no_overlap(t);
 	t->seen_index = find_signature_index(t->seen);
 
@@ -629,6 +647,7 @@ typedef struct DiscoveredReceiver
 	Tuplesortstate *by_signature;
 	TupleTableSlot *slot;		/* virtual (sig, pos, url) */
 	Relation	discovered;
+	bool		check_sig;		/* the third column returned is sig */
 	uint64		nread;
 } DiscoveredReceiver;
 
@@ -670,6 +689,17 @@ discovered_receive(TupleTableSlot *returned, DestReceiver *self)
 	ExecClearTuple(slot);
 	slot->tts_values[0] = Int64GetDatum(sbf_signature(VARDATA_ANY(url_text),
 													  VARSIZE_ANY_EXHDR(url_text)));
+	if (r->check_sig && !returned->tts_isnull[2] &&
+		DatumGetInt64(returned->tts_values[2]) != DatumGetInt64(slot->tts_values[0]))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("discovered relation \"%s\" has a row whose sig is not the signature of its url",
+						RelationGetRelationName(r->discovered)),
+				 errdetail("The row at pos " INT64_FORMAT " has sig " INT64_FORMAT "; url_signature(url) is " INT64_FORMAT ".",
+						   DatumGetInt64(returned->tts_values[0]),
+						   DatumGetInt64(returned->tts_values[2]),
+						   DatumGetInt64(slot->tts_values[0])),
+				 errhint("Fill discovered.sig with url_signature(url), and guard it with CHECK (sig = url_signature(url)).")));
 	slot->tts_values[1] = returned->tts_values[0];
 	slot->tts_values[2] = PointerGetDatum(url);
 	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
@@ -711,13 +741,15 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 	receiver.by_signature = by_signature;
 	receiver.slot = slot;
 	receiver.discovered = t->discovered;
+	receiver.check_sig = t->discovered_sig;
 
 	memset(&options, 0, sizeof(options));
 	options.dest = (DestReceiver *) &receiver;
 	/* a plain table without its inheritance children; a partitioned one whole */
-	rc = SPI_execute_extended(psprintf("DELETE FROM %s%s RETURNING pos, url",
+	rc = SPI_execute_extended(psprintf("DELETE FROM %s%s RETURNING pos, url%s",
 									   t->discovered->rd_rel->relkind == RELKIND_RELATION ? "ONLY " : "",
-									   t->discovered_name), &options);
+									   t->discovered_name,
+									   t->discovered_sig ? ", sig" : ""), &options);
 	if (rc != SPI_OK_DELETE_RETURNING)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

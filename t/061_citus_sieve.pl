@@ -337,6 +337,28 @@ $_->safe_psql('postgres',
   foreach @workers;
 
 #
+# discovered.sig chooses a row's shard group; discovered_sp has no CHECK
+# (sig = url_signature(url)), so a row with another sig lands in a shard
+# group where its URL's signature does not belong.  Both flushes refuse it
+# (23514, naming the row) and change nothing, rather than put the signature
+# in a shard of seen where no later flush looks for it.
+#
+$coordinator->safe_psql('postgres',
+	q{INSERT INTO discovered_sp VALUES (2001, 'https://path.invalid/wrong', 42)});
+foreach my $flush ('sieve_flush', 'sieve_flush_shards')
+{
+	my ($ret, $stdout, $stderr) = $coordinator->psql('postgres',
+		"SELECT $flush('seen_sp', 'discovered_sp', 'frontier_sp')");
+	like($stderr,
+		qr/discovered relation "discovered_sp\w*" has a row whose sig is not the signature of its url/,
+		"$flush refuses a discovered row whose sig is not its URL's signature");
+}
+is( $coordinator->safe_psql('postgres',
+		q{SELECT (SELECT count(*) FROM discovered_sp) || ' ' || (SELECT count(*) FROM frontier_sp) || ' ' || (SELECT count(*) FROM seen_sp)}),
+	'1 1000 1000',
+	'after the refused flushes the wrong row is still in discovered, and frontier and seen are as they were');
+
+#
 # Concurrency: a batch of 120,000 rows (one in three a seed, so already in
 # seen), flushed on one server, and on the cluster from both workers at once
 #
