@@ -38,8 +38,8 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve sieve_hardening shared shared_errors cancellation \
-	slidingbloom slidingbloom_errors simhash
+	stablebloom_errors sieve sieve_hardening shared shared_errors \
+	shared_partitioned cancellation slidingbloom slidingbloom_errors simhash
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl
@@ -57,9 +57,18 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
+# Objects built against another PostgreSQL (the version matrix builds in
+# one tree) are rebuilt: they depend on a file naming the server headers
+# they were compiled with, rewritten only when that changes
+SBF_PG_BUILD := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir-server)
+src/.pg-build: FORCE
+	@echo '$(SBF_PG_BUILD)' | cmp -s - $@ || echo '$(SBF_PG_BUILD)' >$@
+.PHONY: FORCE
+EXTRA_CLEAN = src/.pg-build
+
+$(OBJS): src/.pg-build src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
 	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
-	src/simhash.h src/sieve.h
+	src/simhash.h src/sieve.h src/pg_version_compat.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

@@ -1,16 +1,20 @@
 #!/bin/bash
-# Build and install Citus from a source tree, for t/060_citus.pl and the
-# Citus recipes of docs/distributed.md.
+# Build and install Citus from its source, for t/060_citus.pl,
+# t/061_citus_sieve.pl and the Citus recipes of docs/distributed.md.
 #
-#   bash scripts/build-citus.sh SOURCE-TREE
+#   bash scripts/build-citus.sh SOURCE [VERSION]
 #
-# SOURCE-TREE is a checkout of citusdata/citus (the tag v13.2.2 is the one
-# tested); Citus is not in Debian's packages and is never shipped here.
-# The script installs the build packages it lacks (as root: libpq-dev for
-# the client headers Citus includes, liblz4-dev, libzstd-dev, libkrb5-dev),
-# configures without libcurl (Citus uses it only to report statistics
-# home), builds and installs into the PostgreSQL that PG_CONFIG names
-# (default: the Debian PostgreSQL 15).
+# SOURCE is a checkout of citusdata/citus, or a git repository of it (a
+# bare one too); with VERSION (a release tag: v13.2.2, or 13.2.2) that
+# release is exported from SOURCE with git archive into a temporary
+# directory and built there, without VERSION the tree SOURCE as it is.
+# Tested: v13.2.2 on PostgreSQL 15, v14.0.1 on PostgreSQL 18 (Citus 14
+# supports 16 to 18 and dropped 15).  Citus is not in Debian's packages and
+# is never shipped here.  The script installs the build packages it lacks
+# (as root: libpq-dev for the client headers Citus includes, liblz4-dev,
+# libzstd-dev, libkrb5-dev), configures without libcurl (Citus uses it
+# only to report statistics home), builds and installs into the PostgreSQL
+# that PG_CONFIG names (default: the Debian PostgreSQL 15).
 #
 # PostgreSQL 15.20 exports have_createdb_privilege(), which Citus 13.2's
 # pg_version_compat.h defines again for PostgreSQL 15 as a static inline
@@ -19,8 +23,18 @@
 
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 1 ] || die "usage: $0 SOURCE-TREE"
+[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 SOURCE [VERSION]"
 src=$(cd "$1" && pwd) || die "no such directory: $1"
+if [ $# -eq 2 ]; then
+	tag=v${2#v}
+	export_dir=$(mktemp -d /tmp/sbf-citus.XXXXXX)
+	trap 'rm -rf "$export_dir"' EXIT
+	git --git-dir="$(git -C "$src" rev-parse --absolute-git-dir 2>/dev/null || echo "$src")" \
+		archive --format=tar "$tag" | tar -x -C "$export_dir" ||
+		die "$src has no release $tag"
+	say "building Citus $tag, exported into $export_dir"
+	src=$export_dir
+fi
 [ -f "$src/configure" ] && [ -f "$src/src/include/pg_version_compat.h" ] ||
 	die "$src does not look like a Citus source tree"
 

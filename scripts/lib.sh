@@ -1,5 +1,9 @@
-# Shared by scripts/demo.sh and scripts/test.sh: install what is missing,
-# build and install sbf, and run a throwaway PostgreSQL 15 cluster.
+# Shared by the scripts: install what is missing, build and install sbf,
+# and run a throwaway PostgreSQL cluster.
+#
+# The PostgreSQL is the machine's own, Debian 12's PostgreSQL 15, unless
+# PG_CONFIG (or PG_BINDIR) names another: scripts/test-matrix.sh runs the
+# suite on each major that way.
 #
 # The cluster runs as the postgres OS user (initdb refuses root) in a
 # temporary directory, listening only on a Unix socket in that directory on
@@ -8,9 +12,12 @@
 set -euo pipefail
 
 SBF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -n "${PG_CONFIG:-}" ] && [ -z "${PG_BINDIR:-}" ] && [ -x "$PG_CONFIG" ]; then
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+fi
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
-export PG_CONFIG
+export PG_CONFIG PG_BINDIR
 
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -53,9 +60,10 @@ ensure_packages() {
 	done
 }
 
-# build_and_install [make arguments...]
+# build_and_install [make arguments...]: (the Makefile rebuilds objects
+# built against another PostgreSQL)
 build_and_install() {
-	say "building and installing sbf"
+	say "building and installing sbf for $("$PG_CONFIG" --version)"
 	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" "$@" >/dev/null || die "build failed"
 	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" "$@" install >/dev/null || die "install failed"
 }
@@ -88,7 +96,7 @@ start_cluster() {
 	id postgres >/dev/null 2>&1 || die "no postgres OS user (is postgresql-15 installed?)"
 	SBF_CLUSTER=$(mktemp -d /tmp/sbf-cluster.XXXXXX)
 	PGPORT=${SBF_PORT:-$((20000 + RANDOM % 10000))}
-	say "starting a throwaway PostgreSQL 15 cluster in $SBF_CLUSTER (port $PGPORT, socket only)"
+	say "starting a throwaway $("$PG_CONFIG" --version) cluster in $SBF_CLUSTER (port $PGPORT, socket only)"
 	start_server "$SBF_CLUSTER" "$PGPORT"
 	export PGHOST=$SBF_CLUSTER PGPORT PGUSER=postgres PGDATABASE=postgres SBF_CLUSTER
 	trap stop_cluster EXIT

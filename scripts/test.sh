@@ -49,13 +49,14 @@ stage() {
 	return "$rc"
 }
 
-# count_regress NAME: the "test x ... ok" lines of pg_regress or
-# pg_isolation_regress; diffs shown on failure
+# count_regress RC DIR: the result lines of pg_regress or
+# pg_isolation_regress, "test x ... ok" up to PostgreSQL 15 and TAP's
+# "ok 1 - x" / "not ok 1 - x" from 16 on; diffs shown on failure
 count_regress() {
 	local rc=$1 dir=$2 ok bad
-	grep -E '^(test| +) ?[a-z_0-9]+ +\.\.\. ' "$LOG" | sed 's/^/  /' || true
-	ok=$(grep -cE '\.\.\. ok' "$LOG" || true)
-	bad=$(grep -cE '\.\.\. FAILED|\.\.\. failed' "$LOG" || true)
+	grep -E '^(test| +) ?[a-z_0-9]+ +\.\.\. |^(not )?ok [0-9]+ +[-+] ' "$LOG" | sed 's/^/  /' || true
+	ok=$(grep -cE '\.\.\. ok|^ok [0-9]+ +[-+] ' "$LOG" || true)
+	bad=$(grep -cE '\.\.\. FAILED|\.\.\. failed|^not ok [0-9]+ +[-+] ' "$LOG" || true)
 	if [ "$rc" -ne 0 ]; then
 		[ -f "$WORK/sbf/$dir/regression.diffs" ] && cat "$WORK/sbf/$dir/regression.diffs"
 		[ "$bad" -gt 0 ] || { cat "$LOG"; bad=1; }
@@ -92,7 +93,7 @@ fi
 if [ "$rc" -ne 0 ] || [ "$bad" -ne 0 ]; then
 	sed -n '/^Test Summary Report/,$p' "$LOG"
 	for f in "$WORK"/sbf/tmp_check/log/regress_log_*; do
-		[ -f "$f" ] && grep -q '^not ok' "$f" && { echo "--- $f"; grep -B2 -A12 '^not ok' "$f" | head -80; }
+		[ -f "$f" ] && grep -qE '(^|\) )not ok [0-9]' "$f" && { echo "--- $f"; grep -B2 -A12 -E '(^|\) )not ok [0-9]' "$f" | head -80; }
 	done
 fi
 passed=$((passed + ${tests:-0} - bad))

@@ -41,6 +41,11 @@ LANGUAGE sql AS $$
 	JOIN pg_extension e ON e.oid = d.refobjid
 	WHERE d.refclassid = 'pg_extension'::regclass AND e.extname = 'sbf'
 	  AND d.deptype = 'e'
+	  -- a type's array type comes with it; newer majors (17, 18) also
+	  -- record it as a member of the extension, older ones do not
+	  AND NOT EXISTS (SELECT 1 FROM pg_type t
+					  WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+						AND t.typcategory = 'A')
 $$;
 
 DROP EXTENSION sbf;

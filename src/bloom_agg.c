@@ -49,6 +49,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "fmgr.h"
 #include "utils/expandeddatum.h"
 #include "utils/memutils.h"

@@ -33,6 +33,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "fmgr.h"
 
 #include "simhash.h"

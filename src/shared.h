@@ -79,6 +79,8 @@ extern void sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno
 
 /* shared_create.c */
 extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
+extern void sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta);
+extern void sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta);
 
 /* The data page of an element: page 1 + its block */
 static inline BlockNumber

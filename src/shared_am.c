@@ -25,6 +25,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/multixact.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
@@ -446,8 +448,9 @@ sbf_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 /* Empty storage, with an (empty) init fork for an unlogged table */
 static void
-sbf_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
-							  char persistence, TransactionId *freezeXid,
+sbf_relation_set_new_filelocator(Relation rel,
+								 const RelFileLocator *newrlocator,
+								 char persistence, TransactionId *freezeXid,
 							  MultiXactId *minmulti)
 {
 	SMgrRelation srel;
@@ -456,11 +459,11 @@ sbf_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*freezeXid = InvalidTransactionId;
 	*minmulti = InvalidMultiXactId;
 
-	srel = RelationCreateStorage(*newrnode, persistence, true);
+	srel = RelationCreateStorage(*newrlocator, persistence, true);
 	if (persistence == RELPERSISTENCE_UNLOGGED)
 	{
 		smgrcreate(srel, INIT_FORKNUM, false);
-		log_smgrcreate(newrnode, INIT_FORKNUM);
+		log_smgrcreate(newrlocator, INIT_FORKNUM);
 		smgrimmedsync(srel, INIT_FORKNUM);
 	}
 	smgrclose(srel);
@@ -481,13 +484,13 @@ sbf_relation_nontransactional_truncate(Relation rel)
  * a sparse filter are written out in the copy).
  */
 static void
-sbf_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+sbf_relation_copy_data(Relation rel, const RelFileLocator *newrlocator)
 {
-	SMgrRelation dstrel = smgropen(*newrnode, rel->rd_backend);
+	SMgrRelation dstrel = smgropen(*newrlocator, rel->rd_backend);
 	ForkNumber	fork;
 
 	FlushRelationBuffers(rel);
-	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCreateStorage(*newrlocator, rel->rd_rel->relpersistence, true);
 	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
 						rel->rd_rel->relpersistence);
 	for (fork = MAIN_FORKNUM + 1; fork <= MAX_FORKNUM; fork++)
@@ -498,7 +501,7 @@ sbf_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 		if (RelationIsPermanent(rel) ||
 			(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
 			 fork == INIT_FORKNUM))
-			log_smgrcreate(newrnode, fork);
+			log_smgrcreate(newrlocator, fork);
 		RelationCopyStorage(RelationGetSmgr(rel), dstrel, fork,
 							rel->rd_rel->relpersistence);
 	}
@@ -586,8 +589,7 @@ sbf_relation_estimate_size(Relation rel, int32 *attr_widths,
 
 /* ANALYZE: no sample */
 static bool
-sbf_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
-							BufferAccessStrategy bstrategy)
+sbf_scan_analyze_next_block(SBF_ANALYZE_NEXT_BLOCK_ARGS)
 {
 	return false;
 }
@@ -665,7 +667,7 @@ static TM_Result
 sbf_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
 				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
-				 bool *update_indexes)
+				 TU_UpdateIndexes *update_indexes)
 {
 	sbf_am_unsupported("UPDATE");
 	return TM_Invisible;
@@ -699,21 +701,6 @@ sbf_index_validate_scan(Relation table_rel, Relation index_rel,
 						struct ValidateIndexState *state)
 {
 	sbf_am_unsupported("indexes");
-}
-
-static bool
-sbf_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
-{
-	sbf_am_unsupported("bitmap scans");
-	return false;
-}
-
-static bool
-sbf_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
-						   TupleTableSlot *slot)
-{
-	sbf_am_unsupported("bitmap scans");
-	return false;
 }
 
 static bool
@@ -764,7 +751,7 @@ const TableAmRoutine sbf_filter_methods = {
 	.tuple_update = sbf_tuple_update,
 	.tuple_lock = sbf_tuple_lock,
 
-	.relation_set_new_filenode = sbf_relation_set_new_filenode,
+	.relation_set_new_filelocator = sbf_relation_set_new_filelocator,
 	.relation_nontransactional_truncate = sbf_relation_nontransactional_truncate,
 	.relation_copy_data = sbf_relation_copy_data,
 	.relation_copy_for_cluster = sbf_relation_copy_for_cluster,
@@ -779,8 +766,6 @@ const TableAmRoutine sbf_filter_methods = {
 
 	.relation_estimate_size = sbf_relation_estimate_size,
 
-	.scan_bitmap_next_block = sbf_scan_bitmap_next_block,
-	.scan_bitmap_next_tuple = sbf_scan_bitmap_next_tuple,
 	.scan_sample_next_block = sbf_scan_sample_next_block,
 	.scan_sample_next_tuple = sbf_scan_sample_next_tuple
 };

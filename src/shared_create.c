@@ -15,14 +15,19 @@
  *	  block of each 1 GB segment before it, so one write per segment);
  *	- for an unlogged filter, the metapage in the init fork too, logged,
  *	  as an index's ambuildempty does: crash recovery resets the filter to
- *	  its metapage, empty with its parameters.
+ *	  its metapage, empty with its parameters (and, since pg_upgrade does
+ *	  not carry init forks, the first open after an upgrade writes it
+ *	  again).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -98,15 +103,55 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 	UnlockRelationForExtension(rel, ExclusiveLock);
 
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+		sbf_shared_write_init_fork(rel, meta);
+}
+
+/*
+ * Write the metapage into the (empty) init fork of an unlogged filter,
+ * logged, as an index's ambuildempty does: crash recovery copies the init
+ * fork over the main fork, and the filter comes back empty with its
+ * parameters.
+ */
+void
+sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
+{
+	PGAlignedBlock block;
+
+	memset(block.data, 0, BLCKSZ);
+	sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
+	PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
+	smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+			   block.data, true);
+	log_newpage(SmgrRelFileLocator(RelationGetSmgr(rel)), INIT_FORKNUM,
+				SBF_METAPAGE_BLKNO, (Page) block.data, true);
+	smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
+}
+
+/*
+ * pg_upgrade carries the main fork of a table, not its init fork: an
+ * unlogged filter arrives in the new cluster with the empty init fork its
+ * CREATE UNLOGGED TABLE made there, and the next crash, immediate stop or
+ * failover would reset it to no metapage, its parameters gone.  The first
+ * time a backend opens such a filter, it writes the metapage into the init
+ * fork again (under the relation extension lock, so once).
+ */
+void
+sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
+{
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
+		RecoveryInProgress() ||
+		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
+		return;
+	LockRelationForExtension(rel, ExclusiveLock);
+	if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
 	{
-		sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
-		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
-		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-				   block.data, true);
-		log_newpage(&RelationGetSmgr(rel)->smgr_rnode.node, INIT_FORKNUM,
-					SBF_METAPAGE_BLKNO, (Page) block.data, true);
-		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
+		ereport(LOG,
+				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
+						RelationGetRelationName(rel)),
+				 errdetail("Its init fork was empty, as pg_upgrade leaves it.")));
+		sbf_shared_write_init_fork(rel, meta);
 	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
 /*

@@ -33,6 +33,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/generic_xlog.h"
 #include "access/relation.h"
 #include "access/xact.h"

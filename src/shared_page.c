@@ -18,6 +18,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include <math.h>
 
 #include "access/generic_xlog.h"
@@ -251,6 +253,7 @@ sbf_shared_cache(Relation rel)
 		SbfSharedCache cache;
 
 		sbf_shared_load_meta(rel, &cache.meta);
+		sbf_shared_repair_init_fork(rel, &cache.meta);
 		cache.nblocks = RelationGetNumberOfBlocks(rel);
 		rel->rd_amcache = MemoryContextAlloc(CacheMemoryContext, sizeof(cache));
 		memcpy(rel->rd_amcache, &cache, sizeof(cache));

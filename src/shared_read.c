@@ -18,6 +18,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include <math.h>
 
 #include "access/relation.h"

@@ -73,6 +73,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/detoast.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -889,7 +891,7 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 		lookup->index = index_open(t->seen_index, AccessShareLock);
 		lookup->snapshot = RegisterSnapshot(GetTransactionSnapshot());
 		lookup->slot = table_slot_create(t->seen, NULL);
-		lookup->scan = index_beginscan(t->seen, lookup->index, lookup->snapshot, 1, 0);
+		lookup->scan = index_beginscan_compat(t->seen, lookup->index, lookup->snapshot, 1, 0);
 	}
 }
 

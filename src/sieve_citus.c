@@ -39,6 +39,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace_d.h"
 #include "catalog/pg_type_d.h"

@@ -37,6 +37,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -290,7 +292,7 @@ simhash_out(PG_FUNCTION_ARGS)
 {
 	uint64		value = PG_GETARG_SIMHASH(0);
 
-	PG_RETURN_CSTRING(psprintf("%016" INT64_MODIFIER "x", value));
+	PG_RETURN_CSTRING(psprintf("%016llx", (unsigned long long) value));
 }
 
 PG_FUNCTION_INFO_V1(simhash_recv);

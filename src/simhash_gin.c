@@ -34,6 +34,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/gin.h"
 #include "access/reloptions.h"
 #include "access/stratnum.h"

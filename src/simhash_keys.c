@@ -27,6 +27,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 

@@ -26,6 +26,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include <math.h>
 
 #include "fmgr.h"

@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "fmgr.h"
 
 #include "agg.h"

@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "access/detoast.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"

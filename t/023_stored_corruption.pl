@@ -64,6 +64,9 @@ BEGIN
 	EXECUTE query USING id;
 	RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
+	IF SQLSTATE = 'XX000' THEN
+		RETURN SQLSTATE || ' ' || SQLERRM;
+	END IF;
 	RETURN SQLSTATE;
 END $$;
 
@@ -78,7 +81,10 @@ my %queries = (
 		q{SELECT bloom_send(f) FROM stored_bloom WHERE id = $1},
 		q{SELECT bloom_contains(f, 'a'::text), f @> 42::bigint FROM stored_bloom WHERE id = $1},
 		q{SELECT bloom_add(f, 'c'::text) FROM stored_bloom WHERE id = $1},
-		q{SELECT bloom_union(f, f), bloom_intersect(f, f), f = f FROM stored_bloom WHERE id = $1},
+		# (one filter a row: a row of two filters of 512 MB is over 1 GB,
+		# which PostgreSQL refuses, as 54000 up to 17 and XX000 in 18)
+		q{SELECT bloom_union(f, f) FROM stored_bloom WHERE id = $1},
+		q{SELECT bloom_intersect(f, f), f = f FROM stored_bloom WHERE id = $1},
 		q{SELECT bloom_cardinality(f), bloom_fpr(f) FROM stored_bloom WHERE id = $1},
 		q{SELECT bloom_agg(g::text, f) FROM stored_bloom, generate_series(1, 5) g WHERE id = $1},
 		q{SELECT bloom_union_agg(f) FROM stored_bloom WHERE id = $1 OR id = $1},
@@ -135,7 +141,11 @@ FROM (SELECT result, count(*) AS n FROM outcomes
 });
 is($unexpected, '',
 	'every ERROR is data_corrupted (XX001) or a parameter error (22023, 54000), never internal'
-);
+) or diag $node->safe_psql(
+	'postgres', q{
+SELECT string_agg(DISTINCT kind || ': ' || query || ' -> ' || result, E'\n')
+FROM outcomes WHERE result NOT IN ('ok', 'XX001', '22023', '54000')
+});
 
 # a value whose version bytes (4 and 5) are not 1, 0 is refused, whatever
 # the reader

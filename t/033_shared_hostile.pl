@@ -25,6 +25,9 @@ use Test::More;
 my $node = SbfTest::new_node('hostile', 'max_prepared_transactions = 5',
 	'autovacuum = off', "wal_writer_delay = '10s'", 'wal_level = replica',
 	'max_wal_senders = 4');
+# pages are damaged on disk below: sbf's checks must catch them, not the
+# checksums
+SbfTest::without_checksums($node);
 
 # The result of one statement: "ok: <output>" or "ERROR: <message>", or
 # "timed out"; never dies

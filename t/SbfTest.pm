@@ -68,6 +68,28 @@ sub new_node
 
 =pod
 
+=item without_checksums(node)
+
+Turn data checksums off in a running node (and restart it), for tests that
+damage pages on disk to exercise sbf's own page checks: with checksums on,
+as initdb makes a cluster from PostgreSQL 18 on, the buffer manager refuses
+such a page first.
+
+=cut
+
+sub without_checksums
+{
+	my ($node) = @_;
+	return if $node->safe_psql('postgres', 'SHOW data_checksums') eq 'off';
+	$node->stop;
+	PostgreSQL::Test::Utils::system_or_bail('pg_checksums', '--disable',
+		'--pgdata', $node->data_dir);
+	$node->start;
+	return;
+}
+
+=pod
+
 =item data_file(name)
 
 The path of a stream shipped in data/; the test fails when it is missing.

@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include "bloom.h"
 #include "fuzz.h"
 #include "sizing.h"

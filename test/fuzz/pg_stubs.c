@@ -6,6 +6,8 @@
  */
 #include "postgres.h"
 
+#include "pg_version_compat.h"
+
 #include <setjmp.h>
 
 #include "fuzz.h"
@@ -101,8 +103,8 @@ popcount64(uint64 word)
 
 int			(*pg_popcount64) (uint64 word) = popcount64;
 
-uint64
-pg_popcount(const char *buf, int bytes)
+static uint64
+popcount_bytes(const char *buf, int bytes)
 {
 	uint64		count = 0;
 	uint64		word;
@@ -117,6 +119,33 @@ pg_popcount(const char *buf, int bytes)
 		count += __builtin_popcount((unsigned char) buf[i]);
 	return count;
 }
+
+#if PG_VERSION_NUM >= 170000
+/*
+ * From 17 on pg_popcount is inline: a table for a few bytes, an optimized
+ * function (a pointer where the CPU is probed at run time) for more
+ */
+#define ONES2(n) n, n + 1, n + 1, n + 2
+#define ONES4(n) ONES2(n), ONES2(n + 1), ONES2(n + 1), ONES2(n + 2)
+#define ONES6(n) ONES4(n), ONES4(n + 1), ONES4(n + 1), ONES4(n + 2)
+const uint8 pg_number_of_ones[256] = {ONES6(0), ONES6(1), ONES6(1), ONES6(2)};
+
+#ifdef TRY_POPCNT_X86_64
+uint64		(*pg_popcount_optimized) (const char *buf, int bytes) = popcount_bytes;
+#else
+uint64
+pg_popcount_optimized(const char *buf, int bytes)
+{
+	return popcount_bytes(buf, bytes);
+}
+#endif
+#else
+uint64
+pg_popcount(const char *buf, int bytes)
+{
+	return popcount_bytes(buf, bytes);
+}
+#endif
 
 bool
 errstart(int elevel, const char *domain)
@@ -183,9 +212,17 @@ char	   *float8out_internal(double num) NOT_CALLED
 Datum		jsonb_in(PG_FUNCTION_ARGS) NOT_CALLED
 Datum		DirectFunctionCall1Coll(PGFunction func, Oid collation, Datum arg1) NOT_CALLED
 void		pq_begintypsend(StringInfo buf) NOT_CALLED
+#if PG_VERSION_NUM >= 180000
+void		pq_copymsgbytes(StringInfo msg, void *buf, int datalen) NOT_CALLED
+#else
 void		pq_copymsgbytes(StringInfo msg, char *buf, int datalen) NOT_CALLED
+#endif
 bytea	   *pq_endtypsend(StringInfo buf) NOT_CALLED
+#if PG_VERSION_NUM >= 160000
+void		pq_sendbytes(StringInfo buf, const void *data, int datalen) NOT_CALLED
+#else
 void		pq_sendbytes(StringInfo buf, const char *data, int datalen) NOT_CALLED
+#endif
 void		enlargeStringInfo(StringInfo str, int needed) NOT_CALLED
 
 /* Used by the hashing of SQL elements, which the fuzz target never calls */

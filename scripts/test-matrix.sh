@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The version matrix: sbf on every supported PostgreSQL major, and as a
+# Debian package.
+#
+#   bash scripts/test-matrix.sh [PART...]      default: 15 17 18 package
+#
+#   15       the whole suite on the machine's own PostgreSQL 15 (what
+#            scripts/test.sh alone runs)
+#   17       sbf compiled with -Werror against PostgreSQL 17's server
+#            headers (Debian 13's postgresql-server-dev-17, unpacked by
+#            scripts/build-postgres.sh --headers 17): no 17 server runs on
+#            Debian 12, and its source is not served
+#   18       the whole suite on PostgreSQL 18, built once per machine from
+#            Debian's source package (scripts/build-postgres.sh 18), with
+#            pg_upgrade from the machine's 15 (t/070_pg_upgrade.pl); t/060
+#            and t/061 run if Citus is installed into it
+#            (scripts/build-citus.sh)
+#   package  the Debian package built, installed and tried
+#            (scripts/test-package.sh)
+#
+# As root, like scripts/test.sh.  Each part says how long it took; the run
+# ends with one line, "N passed, N failed", over all of them, and exits
+# non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+
+PARTS=("$@")
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(15 17 18 package)
+SYSTEM_PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+
+passed=0
+failed=0
+summary=()
+
+# run_part NAME COMMAND...: run COMMAND, show its output, and add up the
+# "N passed, N failed" line it ends with (none: one failure)
+run_part() {
+	local name=$1 start out rc=0 line p f
+	shift
+	say "matrix: $name"
+	start=$(date +%s)
+	out=$(mktemp /tmp/sbf-matrix.XXXXXX)
+	"$@" 2>&1 | tee "$out" || rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	rm -f "$out"
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed*}
+	else
+		p=0
+		f=1
+	fi
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+	passed=$((passed + p))
+	failed=$((failed + f))
+	summary+=("$(printf '%-8s %5d passed, %d failed, %d min %02d s' "$name" "$p" "$f" \
+		$((($(date +%s) - start) / 60)) $((($(date +%s) - start) % 60)))")
+}
+
+# compile_against HEADERS: every file of src/ with the server's warnings,
+# sbf's own and -Werror; one test per file
+compile_against() {
+	local server=$1 f ok=0 bad=0 cflags
+	cflags=$("$SYSTEM_PG_CONFIG" --cflags)
+	for f in "$SBF_ROOT"/src/*.c; do
+		# shellcheck disable=SC2086
+		if gcc $cflags -std=gnu99 -Wall -Wextra -Wno-unused-parameter \
+			-Wno-missing-field-initializers -Werror -fsyntax-only \
+			-I"$SBF_ROOT/src" -I"$server" -I"$(dirname "$server")" "$f"; then
+			ok=$((ok + 1))
+		else
+			echo "FAILED: $(basename "$f") against $server"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$(grep -E '^#define PG_VERSION_STR' "$server/pg_config.h" | cut -d'"' -f2)"
+	echo "$ok passed, $bad failed"
+}
+
+part_15() {
+	PG_CONFIG=$SYSTEM_PG_CONFIG PG_BINDIR= bash "$SBF_ROOT/scripts/test.sh"
+}
+
+part_17() {
+	local server
+	server=$(bash "$SBF_ROOT/scripts/build-postgres.sh" --headers 17) || { echo "0 passed, 1 failed"; return 1; }
+	compile_against "$server"
+}
+
+part_18() {
+	local bindir
+	bindir=$(bash "$SBF_ROOT/scripts/build-postgres.sh" 18) || { echo "0 passed, 1 failed"; return 1; }
+	# the old side of pg_upgrade's test: sbf in the machine's PostgreSQL 15
+	ensure_packages
+	PG_CONFIG=$SYSTEM_PG_CONFIG build_and_install WERROR=1
+	PG_CONFIG=$bindir/pg_config PG_BINDIR=$bindir \
+		SBF_UPGRADE_FROM=$("$SYSTEM_PG_CONFIG" --bindir | sed 's|/bin$||') \
+		bash "$SBF_ROOT/scripts/test.sh"
+}
+
+part_package() {
+	PG_CONFIG=$SYSTEM_PG_CONFIG PG_BINDIR= bash "$SBF_ROOT/scripts/test-package.sh"
+}
+
+for part in "${PARTS[@]}"; do
+	case $part in
+		15 | 17 | 18 | package) run_part "$part" "part_$part" ;;
+		*) die "unknown part $part (15, 17, 18 or package)" ;;
+	esac
+done
+
+echo
+say "the matrix:"
+printf '  %s\n' "${summary[@]}" >&2
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
