@@ -576,10 +576,18 @@ SET ROLE regress_sbf_select;
 SELECT count(*) AS rows_visible, shared_contains('visited', 'v1') AS v1 FROM visited;
 RESET ROLE;
 ALTER TABLE visited DISABLE ROW LEVEL SECURITY;
--- INSERT privilege allows restoring rows, which never overwrite a page
+-- Restoring pages (INSERT, COPY FROM) needs UPDATE as well as INSERT: a
+-- restored page can set any cell, and so make chosen values look seen
 SET ROLE regress_sbf_insert;
 SELECT pg_temp.error_of($$ INSERT INTO visited VALUES (1, '\x00') $$);
+SELECT pg_temp.error_of($$ INSERT INTO visited VALUES (2, decode(repeat('ff', 8008), 'hex')) $$);
 RESET ROLE;
+GRANT UPDATE ON visited TO regress_sbf_insert;
+SET ROLE regress_sbf_insert;
+-- (with both, the row reaches the checks of a page)
+SELECT pg_temp.error_of($$ INSERT INTO visited VALUES (1, '\x00') $$);
+RESET ROLE;
+REVOKE UPDATE ON visited FROM regress_sbf_insert;
 -- a SECURITY DEFINER function lends its owner's privilege, as for any table
 CREATE FUNCTION add_to_seen(v text) RETURNS boolean SECURITY DEFINER
 	SET search_path = pg_catalog LANGUAGE sql AS $$ SELECT public.shared_test_and_add('public.visited', v) $$;

@@ -38,7 +38,9 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "replication/logicalworker.h"
 #include "storage/smgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
@@ -411,6 +413,40 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 						  (const uint8 *) bytes + sizeof(uint64));
 }
 
+/*
+ * Restoring a page can set any of its cells, and so make chosen values look
+ * seen: it needs UPDATE, which adding values needs, besides the INSERT the
+ * executor has checked.  pg_restore and COPY FROM run as the filter's
+ * owner, who has both.
+ */
+static void
+sbf_check_restore_privilege(Relation rel)
+{
+	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", RelationGetRelationName(rel)),
+				 errdetail("Inserting the pages of a shared filter needs UPDATE on it, as adding values does.")));
+}
+
+/*
+ * Logical replication would copy a filter's pages once, at the initial sync
+ * of its table, and never after: its changes are generic WAL, which logical
+ * decoding does not see, so the subscriber's copy would drift from the
+ * publisher's without a word.  A subscriber refuses the copy instead.
+ */
+static void
+sbf_check_not_replicated(Relation rel)
+{
+	if (IsLogicalWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("logical replication does not carry shared filter \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("A shared filter changes through generic WAL, which logical decoding does not see: only its pages at the initial sync would be copied."),
+				 errhint("Leave shared filters out of publications, or copy a filter with COPY or pg_dump; a physical standby replays it.")));
+}
+
 static void
 sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
@@ -418,6 +454,8 @@ sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	int			page_att;
 	int			data_att;
 
+	sbf_check_restore_privilege(rel);
+	sbf_check_not_replicated(rel);
 	sbf_shared_check_relation(rel, &page_att, &data_att);
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[page_att] || slot->tts_isnull[data_att])
@@ -469,11 +507,19 @@ sbf_relation_set_new_filelocator(Relation rel,
 	smgrclose(srel);
 }
 
-/* TRUNCATE of a filter made in the same transaction: no metapage left */
+/*
+ * TRUNCATE of a filter made (or given new storage) in the same transaction:
+ * no metapage left, in the init fork of an unlogged one either, as a
+ * TRUNCATE in another transaction leaves it (new storage, empty forks).
+ */
 static void
 sbf_relation_nontransactional_truncate(Relation rel)
 {
 	RelationTruncate(rel, 0);
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+		smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
+		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
+		sbf_shared_write_init_fork(rel, NULL);
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
 	rel->rd_amcache = NULL;

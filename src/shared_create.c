@@ -107,7 +107,8 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 }
 
 /*
- * Write the metapage into the (empty) init fork of an unlogged filter,
+ * Write the metapage (or, with meta NULL, an all-zero page: no metapage, as
+ * after TRUNCATE) as block 0 of the init fork of an unlogged filter,
  * logged, as an index's ambuildempty does: crash recovery copies the init
  * fork over the main fork, and the filter comes back empty with its
  * parameters.
@@ -118,12 +119,19 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
 	PGAlignedBlock block;
 
 	memset(block.data, 0, BLCKSZ);
-	sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
-	PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
-	smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-			   block.data, true);
+	if (meta != NULL)
+	{
+		sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
+		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
+	}
+	if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
+		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+				   block.data, true);
+	else
+		smgrwrite(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+				  block.data, true);
 	log_newpage(SmgrRelFileLocator(RelationGetSmgr(rel)), INIT_FORKNUM,
-				SBF_METAPAGE_BLKNO, (Page) block.data, true);
+				SBF_METAPAGE_BLKNO, (Page) block.data, meta != NULL);
 	smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
 }
 

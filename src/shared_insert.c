@@ -330,6 +330,60 @@ shared_test_and_add_int8(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A batch is hashed, sorted and added this many values at a time, so that
+ * its working memory is bounded (24 bytes a value) whatever its size, and
+ * a cancel is answered within one chunk's sort.  Chunks are added in input
+ * order, so the answers are those of the whole batch at once.
+ */
+#define SBF_BATCH_CHUNK		(1 << 19)
+
+/* Interrupts are checked every this many values while hashing */
+#define SBF_HASH_CHECK_EVERY	(1 << 16)
+
+/*
+ * The answers as a bool[] of the input's shape: answers[i] is 0 or 1, or
+ * SBF_ANSWER_NULL for a NULL input element.  Built directly rather than
+ * through a Datum per element, so that any array PostgreSQL can hold gets
+ * its answer.
+ */
+#define SBF_ANSWER_NULL		2
+
+static ArrayType *
+sbf_answers_array(const char *answers, int n, bool hasnulls, int ndim,
+				  const int *dims, const int *lbs)
+{
+	int			nonnull = 0;
+	Size		overhead;
+	ArrayType  *result;
+	bits8	   *bitmap;
+	char	   *data;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (answers[i] != SBF_ANSWER_NULL)
+			nonnull++;
+	overhead = hasnulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
+	result = (ArrayType *) palloc0(overhead + nonnull);
+	SET_VARSIZE(result, overhead + nonnull);
+	result->ndim = ndim;
+	result->dataoffset = hasnulls ? (int32) overhead : 0;
+	result->elemtype = BOOLOID;
+	memcpy(ARR_DIMS(result), dims, ndim * sizeof(int));
+	memcpy(ARR_LBOUND(result), lbs, ndim * sizeof(int));
+	bitmap = ARR_NULLBITMAP(result);
+	data = (char *) result + overhead;	/* the data follow the header and bitmap */
+	for (i = 0; i < n; i++)
+	{
+		if (answers[i] == SBF_ANSWER_NULL)
+			continue;
+		if (bitmap != NULL)
+			bitmap[i / 8] |= 1 << (i % 8);
+		*data++ = answers[i];
+	}
+	return result;
+}
+
+/*
  * shared_test_and_add(filter regclass, values text[]|bigint[]) -> bool[]
  *
  * Answers in input order, with the input's dimensions; a NULL element is
@@ -343,42 +397,60 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 : SBF_ELEMENT_TEXT;
 	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
+	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
+	ArrayIterator it;
+	Datum		value;
+	bool		isnull;
+	bool		hasnulls = false;
 	SbfBatchItem *items;
 	bool	   *answers;
-	Datum	   *result;
+	char	   *marks;
 	int			nitems = 0;
-	int			i;
+	int			i = 0;
+	ArrayType  *result;
 
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(values, elemtype, typlen, typbyval, typalign,
-					  &elems, &nulls, &nelems);
-
-	items = palloc(sizeof(SbfBatchItem) * Max(nelems, 1));
-	answers = palloc0(sizeof(bool) * Max(nelems, 1));
-	for (i = 0; i < nelems; i++)
+	if (nelems == 0)
 	{
-		if (nulls[i])
+		relation_close(rel, NoLock);
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
+	}
+	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
+	answers = palloc0(sizeof(bool) * nelems);
+	marks = palloc(nelems);
+	it = array_create_iterator(values, 0, NULL);
+	while (array_iterate(it, &value, &isnull))
+	{
+		if (isnull)
+		{
+			marks[i++] = SBF_ANSWER_NULL;
+			hasnulls = true;
 			continue;
-		items[nitems].hash = sbf_hash_element(elems[i], kind, meta.seed);
+		}
+		marks[i] = 0;
+		items[nitems].hash = sbf_hash_element(value, kind, meta.seed);
 		items[nitems].page = sbf_shared_page_of(&meta, items[nitems].hash);
 		items[nitems].index = i;
 		nitems++;
+		i++;
+		if (nitems == SBF_BATCH_CHUNK)
+		{
+			sbf_add_items(rel, items, nitems, answers);
+			nitems = 0;
+		}
+		if (i % SBF_HASH_CHECK_EVERY == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
+	array_free_iterator(it);
 	sbf_add_items(rel, items, nitems, answers);
 	relation_close(rel, NoLock);
 
-	result = palloc(sizeof(Datum) * Max(nelems, 1));
 	for (i = 0; i < nelems; i++)
-		result[i] = BoolGetDatum(answers[i]);
-	if (nelems == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(result, nulls, ARR_NDIM(values),
-											 ARR_DIMS(values), ARR_LBOUND(values),
-											 BOOLOID, 1, true, TYPALIGN_CHAR));
+		if (marks[i] != SBF_ANSWER_NULL)
+			marks[i] = answers[i] ? 1 : 0;
+	pfree(items);
+	pfree(answers);
+	result = sbf_answers_array(marks, nelems, hasnulls, ARR_NDIM(values),
+							   ARR_DIMS(values), ARR_LBOUND(values));
+	pfree(marks);
+	PG_RETURN_ARRAYTYPE_P(result);
 }

@@ -32,20 +32,39 @@
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "shared.h"
 
 /*
- * Open a shared filter by OID with the given lock, check that it is one and
- * that the current user has the given privilege on it.
+ * Open a shared filter by OID with the given lock, after checking that the
+ * current user has the given privilege on it: a role without it is refused
+ * at once, before it queues for a lock behind another session (and makes
+ * later lockers queue behind it), as LOCK TABLE and sieve_flush do.  Then
+ * check that the relation is a shared filter.
  */
 Relation
 sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 {
-	Relation	rel = try_relation_open(relid, lockmode);
+	Relation	rel;
 	AclResult	aclresult;
+	bool		missing = false;
 
+	aclresult = pg_class_aclcheck_ext(relid, GetUserId(), mode, &missing);
+	if (missing)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("shared filter with OID %u does not exist", relid),
+				 errdetail("It may have been dropped.")));
+	if (aclresult != ACLCHECK_OK)
+	{
+		char	   *name = get_rel_name(relid);
+
+		aclcheck_error(aclresult, OBJECT_TABLE, name ? name : "?");
+	}
+
+	rel = try_relation_open(relid, lockmode);
 	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -63,9 +82,6 @@ sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary tables of other sessions")));
 	sbf_shared_check_recovery(rel);
-	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
 	return rel;
 }
 

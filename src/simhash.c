@@ -128,7 +128,40 @@ simhash_text_utf8(text *t, int *len)
 
 PG_FUNCTION_INFO_V1(simhash_document);
 
-/* simhash(document text, shingle int) -> simhash */
+/*
+ * Add the feature of words ring[first .. first + n - 1] (indexes modulo
+ * the ring's size): the words, lower-cased, joined by one space, built in
+ * feature (room for the whole document)
+ */
+static void
+simhash_add_shingle(SimhashSums *sums, const char *utf8, const int *start,
+					const int *length, int ring, int first, int n, char *feature)
+{
+	int			flen = 0;
+	int			w;
+
+	for (w = 0; w < n; w++)
+	{
+		int			slot = (first + w) % ring;
+		const char *word = utf8 + start[slot];
+		int			i;
+
+		if (w > 0)
+			feature[flen++] = ' ';
+		for (i = 0; i < length[slot]; i++)
+			feature[flen++] = SIMHASH_LOWER((unsigned char) word[i]);
+	}
+	simhash_add_feature(sums, feature, flen);
+}
+
+/*
+ * simhash(document text, shingle int) -> simhash
+ *
+ * One pass over the document, remembering only the last "shingle" words
+ * (where each starts and how long it is): besides the document, the memory
+ * is one feature's buffer, so any text PostgreSQL can hold is fingerprinted
+ * in about twice its size.
+ */
 Datum
 simhash_document(PG_FUNCTION_ARGS)
 {
@@ -136,11 +169,9 @@ simhash_document(PG_FUNCTION_ARGS)
 	int32		shingle = PG_GETARG_INT32(1);
 	int			len;
 	char	   *utf8;
-	char	   *lowered;
-	int		   *start;
-	int		   *length;
-	int			words = 0;
-	int			max_words;
+	int			start[SIMHASH_MAX_SHINGLE];
+	int			length[SIMHASH_MAX_SHINGLE];
+	int64		words = 0;
 	char	   *feature;
 	int			i;
 	SimhashSums sums;
@@ -152,63 +183,37 @@ simhash_document(PG_FUNCTION_ARGS)
 						SIMHASH_MAX_SHINGLE, shingle)));
 
 	utf8 = simhash_text_utf8(document, &len);
-
-	/* the lowered copy, and where each word starts and how long it is */
-	lowered = palloc(len + 1);
-	max_words = len / 2 + 1;	/* words are separated by at least one byte */
-	start = palloc(sizeof(int) * max_words);
-	length = palloc(sizeof(int) * max_words);
+	/* a feature is at most the whole document */
+	feature = palloc(len + 1);
+	memset(&sums, 0, sizeof(sums));
 	for (i = 0; i < len;)
 	{
-		unsigned char c = (unsigned char) utf8[i];
+		int			slot = words % shingle;
 
-		if (!SIMHASH_WORD_BYTE(c))
+		if (!SIMHASH_WORD_BYTE((unsigned char) utf8[i]))
 		{
-			lowered[i++] = c;
+			i++;
 			continue;
 		}
-		start[words] = i;
+		start[slot] = i;
 		while (i < len && SIMHASH_WORD_BYTE((unsigned char) utf8[i]))
-		{
-			lowered[i] = SIMHASH_LOWER((unsigned char) utf8[i]);
 			i++;
-		}
-		length[words] = i - start[words];
+		length[slot] = i - start[slot];
 		words++;
+		/* the shingle that ends with this word */
+		if (words >= shingle)
+			simhash_add_shingle(&sums, utf8, start, length, shingle,
+								(int) ((words - shingle) % shingle), shingle,
+								feature);
 		if (words % SIMHASH_CHECK_EVERY == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	/* a document of 1 .. shingle - 1 words is one feature */
+	if (words > 0 && words < shingle)
+		simhash_add_shingle(&sums, utf8, start, length, shingle, 0, (int) words,
+							feature);
 
-	memset(&sums, 0, sizeof(sums));
-	if (words > 0)
-	{
-		int			n = Min(shingle, words);
-		int			f;
-
-		/* a feature is at most the whole document */
-		feature = palloc(len + 1);
-		for (f = 0; f + n <= words; f++)
-		{
-			int			flen = 0;
-			int			w;
-
-			for (w = f; w < f + n; w++)
-			{
-				if (w > f)
-					feature[flen++] = ' ';
-				memcpy(feature + flen, lowered + start[w], length[w]);
-				flen += length[w];
-			}
-			simhash_add_feature(&sums, feature, flen);
-			if (f % SIMHASH_CHECK_EVERY == SIMHASH_CHECK_EVERY - 1)
-				CHECK_FOR_INTERRUPTS();
-		}
-		pfree(feature);
-	}
-
-	pfree(lowered);
-	pfree(start);
-	pfree(length);
+	pfree(feature);
 	if (utf8 != VARDATA_ANY(document))
 		pfree(utf8);
 	PG_RETURN_SIMHASH(simhash_finish(&sums));

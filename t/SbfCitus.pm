@@ -66,7 +66,7 @@ Skips the whole test, with the reason, when Citus is not installed.
 sub skip_unless_installed
 {
 	plan skip_all =>
-	  'Citus is not installed (citus.so not found; build it with scripts/build-citus.sh SOURCE-TREE)'
+	  'Citus is not installed (citus.so not found; build it with scripts/build-citus.sh SOURCE [VERSION])'
 	  unless installed();
 	return;
 }
