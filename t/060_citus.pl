@@ -203,7 +203,10 @@ foreach my $name (sort keys %aggregate)
 		"(b) $name over the distributed table = one server, bit for bit");
 	my $plan = $coordinator->safe_psql('postgres',
 		"EXPLAIN (VERBOSE, COSTS OFF) $sql");
-	ok( $plan =~ /worker_partial_agg/ && $plan =~ /coord_combine_agg/,
+	# (Citus 14 moves the partial states in binary: worker_binary_partial_agg
+	# and coord_binary_combine_agg)
+	ok( $plan =~ /worker_(binary_)?partial_agg/
+		  && $plan =~ /coord_(binary_)?combine_agg/,
 		"(b) $name is pushed down (EXPLAIN VERBOSE: worker_partial_agg on the shards, coord_combine_agg on the coordinator)"
 	) or diag($plan);
 	my ($ret, $disabled, $err) = $coordinator->psql('postgres',
