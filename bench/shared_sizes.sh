@@ -104,17 +104,19 @@ done
 mkdir -p "$BENCH_TMP/space"
 chown postgres: "$BENCH_TMP/space"
 psql_ -c "CREATE TABLESPACE elsewhere LOCATION '$BENCH_TMP/space'"
-start=$(lsn)
-psql_ -c "ALTER TABLE big SET TABLESPACE elsewhere"
-wal=$(wal_since "$start")
-psql_ -c CHECKPOINT
-row "ALTER TABLE ... SET TABLESPACE" "$(mb "$(disk "$data/$(psql_ -c "SELECT pg_relation_filepath('big')")"*)") MB" "$(mb "$wal") MB"
+# rewrite LABEL SQL: run SQL, checkpoint, and add the row of the filter's
+# file afterwards and the WAL SQL wrote
+rewrite() {
+	local start wal
+	start=$(lsn)
+	psql_ -c "$2"
+	wal=$(wal_since "$start")
+	psql_ -c CHECKPOINT
+	row "$1" "$(mb "$(disk "$data/$(psql_ -c "SELECT pg_relation_filepath('big')")"*)") MB" "$(mb "$wal") MB"
+}
+rewrite "ALTER TABLE ... SET TABLESPACE" "ALTER TABLE big SET TABLESPACE elsewhere"
 psql_ -c "ALTER TABLE big SET TABLESPACE pg_default"
-start=$(lsn)
-psql_ -c "VACUUM FULL big"
-wal=$(wal_since "$start")
-psql_ -c CHECKPOINT
-row "VACUUM FULL" "$(mb "$(disk "$data/$(psql_ -c "SELECT pg_relation_filepath('big')")"*)") MB" "$(mb "$wal") MB"
+rewrite "VACUUM FULL" "VACUUM FULL big"
 
 echo
 echo "A logged shared filter of $GB GB ($(mb "$apparent") MB apparent) holding 1,000 values, in a cluster of $(mb "$cluster") MB:"

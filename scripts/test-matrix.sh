@@ -6,8 +6,8 @@
 #
 #   15       the whole suite on the machine's own PostgreSQL 15 (what
 #            scripts/test.sh alone runs)
-#   17       sbf compiled with -Werror against PostgreSQL 17's server
-#            headers (Debian 13's postgresql-server-dev-17, unpacked by
+#   17       sbf compiled with -Werror (and the fuzzer's files) against
+#            PostgreSQL 17's server headers (Debian 13's postgresql-server-dev-17, unpacked by
 #            scripts/build-postgres.sh --headers 17): no 17 server runs on
 #            Debian 12, and its source is not served
 #   18       the whole suite on PostgreSQL 18, built once per machine from
@@ -58,18 +58,22 @@ run_part() {
 }
 
 # compile_against HEADERS: every file of src/ with the server's warnings,
-# sbf's own and -Werror; one test per file
+# sbf's own and -Werror, and the fuzzer's files as t/013_fuzz.pl builds
+# them (-w); one test per file
 compile_against() {
-	local server=$1 f ok=0 bad=0 cflags
+	local server=$1 f ok=0 bad=0 cflags flags
 	cflags=$("$SYSTEM_PG_CONFIG" --cflags)
-	for f in "$SBF_ROOT"/src/*.c; do
+	for f in "$SBF_ROOT"/src/*.c "$SBF_ROOT"/test/fuzz/*.c; do
+		case $f in
+			*/test/fuzz/*) flags="-w -I$SBF_ROOT/test/fuzz" ;;
+			*) flags="$cflags -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror" ;;
+		esac
 		# shellcheck disable=SC2086
-		if gcc $cflags -std=gnu99 -Wall -Wextra -Wno-unused-parameter \
-			-Wno-missing-field-initializers -Werror -fsyntax-only \
+		if gcc $flags -std=gnu99 -fsyntax-only \
 			-I"$SBF_ROOT/src" -I"$server" -I"$(dirname "$server")" "$f"; then
 			ok=$((ok + 1))
 		else
-			echo "FAILED: $(basename "$f") against $server"
+			echo "FAILED: ${f#"$SBF_ROOT"/} against $server"
 			bad=$((bad + 1))
 		fi
 	done

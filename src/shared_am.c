@@ -454,8 +454,8 @@ sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	int			page_att;
 	int			data_att;
 
-	sbf_check_restore_privilege(rel);
 	sbf_check_not_replicated(rel);
+	sbf_check_restore_privilege(rel);
 	sbf_shared_check_relation(rel, &page_att, &data_att);
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[page_att] || slot->tts_isnull[data_att])

@@ -35,6 +35,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -100,10 +101,10 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 	if (meta->pages >= RelationGetNumberOfBlocks(rel))
 		smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, (BlockNumber) meta->pages,
 				   block.data, false);
-	UnlockRelationForExtension(rel, ExclusiveLock);
-
+	/* (under the lock, which sbf_shared_repair_init_fork takes too) */
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
 		sbf_shared_write_init_fork(rel, meta);
+	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
 /*
@@ -112,11 +113,18 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
  * logged, as an index's ambuildempty does: crash recovery copies the init
  * fork over the main fork, and the filter comes back empty with its
  * parameters.
+ *
+ * The page is written past shared buffers, so a checkpoint that began
+ * after its WAL record and ended before the sync would leave it only in
+ * the kernel's cache, with replay starting past the record: checkpoints
+ * wait for this backend (DELAY_CHKPT_START) from before the write until
+ * the page is synced.
  */
 void
 sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
 {
 	PGAlignedBlock block;
+	bool		delaying = (MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0;
 
 	memset(block.data, 0, BLCKSZ);
 	if (meta != NULL)
@@ -124,15 +132,26 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
 		sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
 		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
 	}
-	if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
-		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-				   block.data, true);
-	else
-		smgrwrite(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-				  block.data, true);
-	log_newpage(SmgrRelFileLocator(RelationGetSmgr(rel)), INIT_FORKNUM,
-				SBF_METAPAGE_BLKNO, (Page) block.data, meta != NULL);
-	smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
+	if (delaying)
+		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
+	PG_TRY();
+	{
+		if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
+			smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+					   block.data, true);
+		else
+			smgrwrite(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
+					  block.data, true);
+		log_newpage(SmgrRelFileLocator(RelationGetSmgr(rel)), INIT_FORKNUM,
+					SBF_METAPAGE_BLKNO, (Page) block.data, meta != NULL);
+		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
+	}
+	PG_FINALLY();
+	{
+		if (delaying)
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -148,6 +167,7 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
 {
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
 		RecoveryInProgress() ||
+		!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) ||
 		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
 		return;
 	LockRelationForExtension(rel, ExclusiveLock);

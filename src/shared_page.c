@@ -41,8 +41,9 @@
  * Open a shared filter by OID with the given lock, after checking that the
  * current user has the given privilege on it: a role without it is refused
  * at once, before it queues for a lock behind another session (and makes
- * later lockers queue behind it), as LOCK TABLE and sieve_flush do.  Then
- * check that the relation is a shared filter.
+ * later lockers queue behind it), as LOCK TABLE and sieve_flush do; the
+ * check is made again once the lock is held.  Then check that the relation
+ * is a shared filter.
  */
 Relation
 sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
@@ -70,6 +71,10 @@ sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("shared filter with OID %u does not exist", relid),
 				 errdetail("It may have been dropped.")));
+	/* again under the lock: a REVOKE may have committed while it waited */
+	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
 	if (rel->rd_rel->relkind != RELKIND_RELATION ||
 		rel->rd_tableam != &sbf_filter_methods)
 		ereport(ERROR,

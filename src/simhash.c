@@ -188,13 +188,14 @@ simhash_document(PG_FUNCTION_ARGS)
 	memset(&sums, 0, sizeof(sums));
 	for (i = 0; i < len;)
 	{
-		int			slot = words % shingle;
+		int			slot;
 
 		if (!SIMHASH_WORD_BYTE((unsigned char) utf8[i]))
 		{
 			i++;
 			continue;
 		}
+		slot = words % shingle;
 		start[slot] = i;
 		while (i < len && SIMHASH_WORD_BYTE((unsigned char) utf8[i]))
 			i++;

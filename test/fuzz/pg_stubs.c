@@ -130,7 +130,8 @@ popcount_bytes(const char *buf, int bytes)
 #define ONES6(n) ONES4(n), ONES4(n + 1), ONES4(n + 1), ONES4(n + 2)
 const uint8 pg_number_of_ones[256] = {ONES6(0), ONES6(1), ONES6(1), ONES6(2)};
 
-#ifdef TRY_POPCNT_X86_64
+/* (the run-time probe's macro is TRY_POPCNT_FAST in 17, TRY_POPCNT_X86_64 from 18) */
+#if defined(TRY_POPCNT_X86_64) || defined(TRY_POPCNT_FAST)
 uint64		(*pg_popcount_optimized) (const char *buf, int bytes) = popcount_bytes;
 #else
 uint64
