@@ -341,45 +341,32 @@ shared_test_and_add_int8(PG_FUNCTION_ARGS)
 #define SBF_HASH_CHECK_EVERY	(1 << 16)
 
 /*
- * The answers as a bool[] of the input's shape: answers[i] is 0 or 1, or
- * SBF_ANSWER_NULL for a NULL input element.  Built directly rather than
- * through a Datum per element, so that any array PostgreSQL can hold gets
- * its answer.
+ * The answers as a bool[] of the shape of the input, whose NULL elements
+ * (and so whose null bitmap) it shares: answers[i] for each non-NULL
+ * element i.  Built directly rather than through a Datum per element, so
+ * that any array PostgreSQL can hold gets its answer.
  */
-#define SBF_ANSWER_NULL		2
-
 static ArrayType *
-sbf_answers_array(const char *answers, int n, bool hasnulls, int ndim,
-				  const int *dims, const int *lbs)
+sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnulls)
 {
-	int			nonnull = 0;
-	Size		overhead;
-	ArrayType  *result;
-	bits8	   *bitmap;
-	char	   *data;
+	int			ndim = ARR_NDIM(values);
+	const bits8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
+	Size		overhead = nulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
+	ArrayType  *result = (ArrayType *) palloc0(overhead + (n - nnulls));
+	char	   *data = (char *) result + overhead;	/* after header and bitmap */
 	int			i;
 
-	for (i = 0; i < n; i++)
-		if (answers[i] != SBF_ANSWER_NULL)
-			nonnull++;
-	overhead = hasnulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
-	result = (ArrayType *) palloc0(overhead + nonnull);
-	SET_VARSIZE(result, overhead + nonnull);
+	SET_VARSIZE(result, overhead + (n - nnulls));
 	result->ndim = ndim;
-	result->dataoffset = hasnulls ? (int32) overhead : 0;
+	result->dataoffset = nulls ? (int32) overhead : 0;
 	result->elemtype = BOOLOID;
-	memcpy(ARR_DIMS(result), dims, ndim * sizeof(int));
-	memcpy(ARR_LBOUND(result), lbs, ndim * sizeof(int));
-	bitmap = ARR_NULLBITMAP(result);
-	data = (char *) result + overhead;	/* the data follow the header and bitmap */
+	memcpy(ARR_DIMS(result), ARR_DIMS((ArrayType *) values), ndim * sizeof(int));
+	memcpy(ARR_LBOUND(result), ARR_LBOUND((ArrayType *) values), ndim * sizeof(int));
+	if (nulls)
+		memcpy(ARR_LBOUND(result) + ndim, nulls, (n + 7) / 8);	/* its bitmap */
 	for (i = 0; i < n; i++)
-	{
-		if (answers[i] == SBF_ANSWER_NULL)
-			continue;
-		if (bitmap != NULL)
-			bitmap[i / 8] |= 1 << (i % 8);
-		*data++ = answers[i];
-	}
+		if (nulls == NULL || (nulls[i / 8] & (1 << (i % 8))))
+			*data++ = answers[i];
 	return result;
 }
 
@@ -401,10 +388,9 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	ArrayIterator it;
 	Datum		value;
 	bool		isnull;
-	bool		hasnulls = false;
+	int			nnulls = 0;
 	SbfBatchItem *items;
 	bool	   *answers;
-	char	   *marks;
 	int			nitems = 0;
 	int			i = 0;
 	ArrayType  *result;
@@ -416,23 +402,18 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	}
 	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
 	answers = palloc0(sizeof(bool) * nelems);
-	marks = palloc(nelems);
 	it = array_create_iterator(values, 0, NULL);
-	while (array_iterate(it, &value, &isnull))
+	for (; array_iterate(it, &value, &isnull); i++)
 	{
 		if (isnull)
 		{
-			marks[i++] = SBF_ANSWER_NULL;
-			hasnulls = true;
+			nnulls++;
 			continue;
 		}
-		marks[i] = 0;
 		items[nitems].hash = sbf_hash_element(value, kind, meta.seed);
 		items[nitems].page = sbf_shared_page_of(&meta, items[nitems].hash);
 		items[nitems].index = i;
-		nitems++;
-		i++;
-		if (nitems == SBF_BATCH_CHUNK)
+		if (++nitems == SBF_BATCH_CHUNK)
 		{
 			sbf_add_items(rel, items, nitems, answers);
 			nitems = 0;
@@ -443,14 +424,9 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	array_free_iterator(it);
 	sbf_add_items(rel, items, nitems, answers);
 	relation_close(rel, NoLock);
-
-	for (i = 0; i < nelems; i++)
-		if (marks[i] != SBF_ANSWER_NULL)
-			marks[i] = answers[i] ? 1 : 0;
 	pfree(items);
+
+	result = sbf_answers_array(values, answers, nelems, nnulls);
 	pfree(answers);
-	result = sbf_answers_array(marks, nelems, hasnulls, ARR_NDIM(values),
-							   ARR_DIMS(values), ARR_LBOUND(values));
-	pfree(marks);
 	PG_RETURN_ARRAYTYPE_P(result);
 }
