@@ -64,8 +64,12 @@ if [ -n "$deb" ]; then
 	start_cluster
 	trap finish EXIT	# (start_cluster sets its own)
 	rc=0
-	runuser -u postgres -- "$PG_BINDIR/psql" -X -a -q -v ON_ERROR_STOP=1 \
-		-f "$SBF_ROOT/test/package/smoke.sql" >"$WORK/smoke.out" 2>&1 || rc=$?
+	# (a copy the postgres user can read, wherever the clone is)
+	cp "$SBF_ROOT/test/package/smoke.sql" "$WORK/smoke.sql"
+	chmod 755 "$WORK"
+	chmod 644 "$WORK/smoke.sql"
+	(cd "$WORK" && runuser -u postgres -- "$PG_BINDIR/psql" -X -a -q -v ON_ERROR_STOP=1 \
+		-f smoke.sql) >"$WORK/smoke.out" 2>&1 || rc=$?
 	diff -u "$SBF_ROOT/test/package/smoke.out" "$WORK/smoke.out" || rc=1
 	result "$rc" "CREATE EXTENSION sbf and one query of each kind, from the package"
 	stop_cluster
