@@ -38,7 +38,7 @@ EXTENSION = sbf
 DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
-	stablebloom_errors sieve sieve_hardening shared shared_errors \
+	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
 	shared_partitioned cancellation slidingbloom slidingbloom_errors simhash
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \

@@ -124,12 +124,18 @@ bloom_validate(const BloomData *filter, int sqlstate)
 				 errmsg("invalid bloom value"),
 				 errdetail("The number of hashes is %u, outside 1..%d.",
 						   (unsigned) filter->hashes, SBF_MAX_HASHES)));
-	if ((filter->flags & ~(BLOOM_FLAG_EMPTY | BLOOM_FLAG_BLOCKED)) != 0)
+	if ((filter->flags & ~BLOOM_LAYOUT_FLAGS_EMPTY) != 0)
 		ereport(ERROR,
 				(errcode(sqlstate),
 				 errmsg("invalid bloom value"),
 				 errdetail("Unknown flags 0x%x are set.",
-						   (unsigned) (filter->flags & ~(BLOOM_FLAG_EMPTY | BLOOM_FLAG_BLOCKED)))));
+						   (unsigned) (filter->flags & ~BLOOM_LAYOUT_FLAGS_EMPTY))));
+	if ((filter->flags & (BLOOM_FLAG_LINES | BLOOM_FLAG_BLOCKED)) == BLOOM_FLAG_LINES)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid bloom value"),
+				 errdetail("The line layout (flag 0x%x) is set without the blocked layout (flag 0x%x).",
+						   BLOOM_FLAG_LINES, BLOOM_FLAG_BLOCKED)));
 	if (filter->bits < 1 || filter->bits > BLOOM_MAX_BITS)
 		ereport(ERROR,
 				(errcode(sqlstate),
@@ -192,7 +198,7 @@ bloom_copy_datum(Datum datum)
 		Bloom		copy = bloom_new((int64) filter->bits, filter->hashes,
 									 filter->seed, true);
 
-		copy->flags |= filter->flags & BLOOM_FLAG_BLOCKED;
+		copy->flags |= filter->flags & BLOOM_LAYOUT_FLAGS;
 		return copy;
 	}
 	/* detoasting already made a private copy, or the value is in memory */
@@ -201,15 +207,27 @@ bloom_copy_datum(Datum datum)
 	return (Bloom) sbf_value_copy((struct varlena *) filter);
 }
 
+/* For messages: the layout of a value */
+static const char *
+bloom_layout_name(const BloomData *filter)
+{
+	if ((filter->flags & BLOOM_FLAG_LINES) != 0)
+		return "line";
+	if ((filter->flags & BLOOM_FLAG_BLOCKED) != 0)
+		return "blocked";
+	return "classic";
+}
+
 void
 bloom_check_compatible(const BloomData *a, const BloomData *b,
 					   const char *operation)
 {
-	if ((a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
+	if ((a->flags & BLOOM_LAYOUT_FLAGS) != (b->flags & BLOOM_LAYOUT_FLAGS))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot %s bloom filters with different parameters", operation),
-				 errdetail("One has the blocked layout of a shared filter's snapshot, the other the classic layout."),
+				 errdetail("One has the %s layout, the other the %s layout.",
+						   bloom_layout_name(a), bloom_layout_name(b)),
 				 errhint("Only filters made with the same bits, hashes, seed and layout can be combined.")));
 	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed)
 		ereport(ERROR,
@@ -487,7 +505,7 @@ bloom_equal(Datum a_datum, Datum b_datum)
 	uint64		start;
 
 	if (a->bits != b->bits || a->hashes != b->hashes || a->seed != b->seed ||
-		(a->flags & BLOOM_FLAG_BLOCKED) != (b->flags & BLOOM_FLAG_BLOCKED))
+		(a->flags & BLOOM_LAYOUT_FLAGS) != (b->flags & BLOOM_LAYOUT_FLAGS))
 		return false;
 	if (BLOOM_IS_EMPTY(a) || BLOOM_IS_EMPTY(b))
 		return bloom_bits_set(a) == 0 && bloom_bits_set(b) == 0;

@@ -18,6 +18,9 @@
 
 #define BLOOM_SIZE(bits)	(BLOOM_HEADER_SIZE + BLOOM_WORDS(bits) * sizeof(uint64))
 #define BLOOM_IS_EMPTY(filter)	(((filter)->flags & BLOOM_FLAG_EMPTY) != 0)
+/* The flags that give a value's layout, and those with the empty form */
+#define BLOOM_LAYOUT_FLAGS		(BLOOM_FLAG_BLOCKED | BLOOM_FLAG_LINES)
+#define BLOOM_LAYOUT_FLAGS_EMPTY	(BLOOM_LAYOUT_FLAGS | BLOOM_FLAG_EMPTY)
 
 extern Bloom bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized);
 extern Bloom bloom_new_sized(int64 capacity, double fpr, uint64 seed,
@@ -51,6 +54,19 @@ bloom_probe_span(const BloomData *filter, SbfHash hash, uint64 *base,
 	}
 }
 
+/*
+ * The line layout (BLOOM_FLAG_LINES, with BLOOM_FLAG_BLOCKED): the 8 words
+ * of the element's line in its block, probed by sbf_line_probe
+ */
+static inline uint64 *
+bloom_line(const BloomData *filter, SbfHash hash)
+{
+	uint64		bit = sbf_block_of(hash, filter->bits / SBF_BLOCK_BITS) * SBF_BLOCK_BITS +
+		sbf_line_of(hash, SBF_BLOCK_LINES) * SBF_LINE_BITS;
+
+	return (uint64 *) &filter->words[bit / 64];
+}
+
 /* Test the k bits of one element */
 static inline bool
 bloom_test_hash(const BloomData *filter, SbfHash hash)
@@ -62,6 +78,8 @@ bloom_test_hash(const BloomData *filter, SbfHash hash)
 
 	if (BLOOM_IS_EMPTY(filter))
 		return false;
+	if ((filter->flags & BLOOM_FLAG_LINES) != 0)
+		return sbf_line_probe(bloom_line(filter, hash), filter->hashes, hash, false);
 	bloom_probe_span(filter, hash, &base, &span);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)
@@ -89,6 +107,8 @@ bloom_add_hash(Bloom filter, SbfHash hash)
 
 	Assert(!BLOOM_IS_EMPTY(filter));
 	Assert(filter->hashes >= 1 && filter->hashes <= SBF_MAX_HASHES);
+	if ((filter->flags & BLOOM_FLAG_LINES) != 0)
+		return sbf_line_probe(bloom_line(filter, hash), filter->hashes, hash, true);
 	bloom_probe_span(filter, hash, &base, &span);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < filter->hashes; i++)

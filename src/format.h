@@ -100,6 +100,12 @@ typedef struct BloomData
  * (unknown flag) rather than probing it the classic way.
  */
 #define BLOOM_FLAG_BLOCKED		0x0002
+/*
+ * flags, with BLOOM_FLAG_BLOCKED: the line layout of a shared filter
+ * (SBF_SHARED_LAYOUT_LINES): in its block, all k probes of an element fall
+ * in one line of SBF_LINE_BITS bits, as in the filter's pages.
+ */
+#define BLOOM_FLAG_LINES		0x0004
 
 typedef BloomData *Bloom;
 
@@ -278,7 +284,29 @@ typedef SlidingBloomData *SlidingBloom;
  * means the same everywhere; BLCKSZ below 8 kB is refused at compile time.
  */
 #define SBF_MAGIC_SHARED		0x68464253	/* "SBFh" */
-#define SBF_SHARED_VERSION		1
+
+/*
+ * The metapage's version is the data pages' layout:
+ *
+ * SBF_SHARED_LAYOUT_PAGES (1, every stablebloom filter, and bloom filters
+ * made before the line layout): the block starts right after the page
+ * header, and the k probes of an element (and a stable insertion's P
+ * decrements) fall anywhere in the element's block, sbf_probe_next(...,
+ * cells of a block).
+ *
+ * SBF_SHARED_LAYOUT_LINES (2, bloom filters made since): the block starts
+ * at byte SBF_LINES_BLOCK_OFFSET of the page, so that its SBF_BLOCK_LINES
+ * lines of SBF_LINE_BYTES are the machine's cache lines, and the k probes
+ * of an element fall in one line: line sbf_line_of(hash) of the block,
+ * bits as sbf_line_probe (hash.h) draws them.  One cache miss an element
+ * instead of k; the filter is sized for it (sizing.c).
+ */
+#define SBF_SHARED_LAYOUT_PAGES	1
+#define SBF_SHARED_LAYOUT_LINES	2
+#define SBF_LINE_BYTES			64
+#define SBF_LINE_BITS			(SBF_LINE_BYTES * 8)
+#define SBF_BLOCK_LINES			(SBF_BLOCK_BYTES / SBF_LINE_BYTES)
+#define SBF_LINES_BLOCK_OFFSET	64
 #define SBF_SHARED_BLOOM		1
 #define SBF_SHARED_STABLEBLOOM	2
 
@@ -289,7 +317,7 @@ typedef SlidingBloomData *SlidingBloom;
 typedef struct SbfSharedMeta
 {
 	uint32		magic;			/* SBF_MAGIC_SHARED */
-	uint16		version;		/* SBF_SHARED_VERSION */
+	uint16		version;		/* the layout: SBF_SHARED_LAYOUT_* */
 	uint16		kind;			/* SBF_SHARED_BLOOM or SBF_SHARED_STABLEBLOOM */
 	uint16		hashes;			/* k, 1..SBF_MAX_HASHES */
 	uint8		max;			/* Max of a cell: 1 for bloom */

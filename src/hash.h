@@ -15,6 +15,8 @@
 
 #include "fmgr.h"
 
+#include "prng.h"
+
 /* The 128-bit hash of one element, split into the two double-hashing halves */
 typedef struct SbfHash
 {
@@ -91,6 +93,58 @@ static inline uint64
 sbf_block_of(SbfHash hash, uint64 blocks)
 {
 	return (uint64) (((unsigned __int128) hash.h2 * blocks) >> 64);
+}
+
+/*
+ * The line layout (SBF_SHARED_LAYOUT_LINES, BLOOM_FLAG_LINES): the line of
+ * an element in its block is fastrange of h1 over the lines of a block (the
+ * block itself takes h2's high bits), and its k probes in the line of 512
+ * bits are consecutive 9-bit fields of SplitMix64 outputs from the state
+ * h1 XOR h2, seven fields an output.  Double hashing modulo 512 collides
+ * more often than independent probes, which the sizing assumes (it
+ * measured a rate 3% above the one asked for); SplitMix64's outputs are
+ * independent of the bits that chose the block and the line.
+ */
+#define SBF_LINE_PROBE_BITS		9	/* log2 of the bits of a line */
+#define SBF_LINE_PROBES_PER_WORD	7
+
+static inline uint64
+sbf_line_of(SbfHash hash, uint64 lines)
+{
+	return (uint64) (((unsigned __int128) hash.h1 * lines) >> 64);
+}
+
+/*
+ * Set (or, with set false, only test) the k bits of an element in its
+ * line, the 8 words at LINE; return whether all were set before
+ */
+static inline bool
+sbf_line_probe(uint64 *line, int hashes, SbfHash hash, bool set)
+{
+	uint64		state = hash.h1 ^ hash.h2;
+	uint64		fields = 0;
+	bool		present = true;
+	int			i;
+
+	for (i = 0; i < hashes; i++)
+	{
+		uint64		bit;
+		uint64		mask;
+
+		if (i % SBF_LINE_PROBES_PER_WORD == 0)
+			fields = splitmix64_next(&state);
+		bit = fields & ((UINT64CONST(1) << SBF_LINE_PROBE_BITS) - 1);
+		fields >>= SBF_LINE_PROBE_BITS;
+		mask = UINT64CONST(1) << (bit & 63);
+		if ((line[bit >> 6] & mask) == 0)
+		{
+			present = false;
+			if (!set)
+				return false;
+			line[bit >> 6] |= mask;
+		}
+	}
+	return present;
 }
 
 #endif							/* SBF_HASH_H */

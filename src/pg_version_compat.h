@@ -42,8 +42,10 @@
 typedef RelFileNode RelFileLocator;
 #define relation_set_new_filelocator relation_set_new_filenode
 #define SmgrRelFileLocator(srel) (&(srel)->smgr_rnode.node)
+#define RelationFileLocator(rel) ((rel)->rd_node)
 #else
 #define SmgrRelFileLocator(srel) (&(srel)->smgr_rlocator.locator)
+#define RelationFileLocator(rel) ((rel)->rd_locator)
 #endif
 
 /*

@@ -38,11 +38,22 @@
 #include "prng.h"
 #include "stablebloom.h"
 
-StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + SBF_BLOCK_BYTES +
+StaticAssertDecl(SBF_LINES_BLOCK_OFFSET + SBF_BLOCK_BYTES +
 				 MAXALIGN(sizeof(SbfPageOpaque)) <= BLCKSZ,
 				 "a shared filter's block must fit a page");
+StaticAssertDecl(SBF_LINES_BLOCK_OFFSET >= MAXALIGN(SizeOfPageHeaderData) &&
+				 SBF_BLOCK_BYTES % SBF_LINE_BYTES == 0 &&
+				 SBF_LINE_BITS == 1 << SBF_LINE_PROBE_BITS,
+				 "the line layout's block is whole lines after the page header");
 StaticAssertDecl(sizeof(SbfSharedMeta) == 64,
 				 "the metapage's contents are 64 bytes");
+
+/* A hint to bring an address into the cache; nothing where unsupported */
+#if defined(__GNUC__) || defined(__clang__)
+#define sbf_prefetch(addr)	__builtin_prefetch(addr)
+#else
+#define sbf_prefetch(addr)	((void) (addr))
+#endif
 
 /* The metapage, and the data pages 1..pages */
 #define SBF_METAPAGE_BLKNO		0
@@ -50,11 +61,22 @@ StaticAssertDecl(sizeof(SbfSharedMeta) == 64,
 /* A data row of the table (COPY, pg_dump): the PRNG state, then the block */
 #define SBF_ROW_DATA_SIZE		(sizeof(uint64) + SBF_BLOCK_BYTES)
 
-/* What rd_amcache holds */
+/*
+ * What rd_amcache holds: the metapage, and for a filter in shared buffers
+ * the buffer each page was last found in (recent[page % nrecent], a power
+ * of two: 4 bytes a page, at most SBF_RECENT_MAX entries), so that a page
+ * is pinned without a lookup in the buffer mapping table
+ * (ReadRecentBuffer checks that the buffer still holds it) and its buffer
+ * can be prefetched before it is pinned.
+ */
+#define SBF_RECENT_MAX			(1 << 20)
+
 typedef struct SbfSharedCache
 {
 	SbfSharedMeta meta;
 	BlockNumber nblocks;		/* relation size last seen */
+	uint32		nrecent;		/* 0 for temporary filters (local buffers) */
+	Buffer		recent[FLEXIBLE_ARRAY_MEMBER];
 } SbfSharedCache;
 
 extern const TableAmRoutine sbf_filter_methods;
@@ -70,12 +92,17 @@ extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
+extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
+extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
+extern void sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta,
+								BlockNumber blkno, SbfHash hash);
 extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
 								 BlockNumber blkno);
 extern void sbf_shared_write_page(Relation rel, BlockNumber blkno,
 								  uint64 prng, const uint8 *block);
 extern bool sbf_block_is_zero(const uint8 *block);
-extern void sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno);
+extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
+									  Page page, BlockNumber blkno);
 
 /* shared_create.c */
 extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
@@ -96,15 +123,30 @@ sbf_shared_page_cells(const SbfSharedMeta *meta)
 }
 
 /*
+ * Where a page's contents start: the metapage's fields right after the
+ * page header, a data page's block there too or, in the line layout, at
+ * SBF_LINES_BLOCK_OFFSET (format.h).  meta may be NULL for the metapage.
+ */
+static inline Size
+sbf_contents_offset(const SbfSharedMeta *meta, BlockNumber blkno)
+{
+	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_LINES)
+		return SBF_LINES_BLOCK_OFFSET;
+	return MAXALIGN(SizeOfPageHeaderData);
+}
+
+/*
  * A page that is not new must have the layout sbf_shared_page_init gave it:
- * its block (or the metapage's fields) right after the header, pd_lower at
- * their end, and the special space at the end of the page.  Checked
+ * its block (or the metapage's fields) where its layout puts them, pd_lower
+ * at their end, and the special space at the end of the page.  Checked
  * whenever such a page is read, before anything is taken from it: a
  * corrupted header would otherwise put the special space outside the page,
  * and a pd_lower inside the block would make generic WAL zero part of it.
+ * meta may be NULL for the metapage.
  */
 static inline void
-sbf_shared_check_page(Relation rel, Page page, BlockNumber blkno)
+sbf_shared_check_page(Relation rel, const SbfSharedMeta *meta, Page page,
+					  BlockNumber blkno)
 {
 	PageHeader	header = (PageHeader) page;
 	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
@@ -112,22 +154,30 @@ sbf_shared_check_page(Relation rel, Page page, BlockNumber blkno)
 	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
 
 	if (unlikely(header->pd_pagesize_version != (BLCKSZ | PG_PAGE_LAYOUT_VERSION) ||
-				 header->pd_lower != MAXALIGN(SizeOfPageHeaderData) + contents ||
+				 header->pd_lower != sbf_contents_offset(meta, blkno) + contents ||
 				 header->pd_upper != special ||
 				 header->pd_special != special))
-		sbf_shared_page_corrupted(rel, page, blkno);
+		sbf_shared_page_corrupted(rel, meta, page, blkno);
 }
 
+/* A data page's block */
 static inline uint8 *
-sbf_page_block(Page page)
+sbf_page_block(const SbfSharedMeta *meta, Page page)
 {
-	return (uint8 *) PageGetContents(page);
+	return (uint8 *) page + sbf_contents_offset(meta, 1);
 }
 
 static inline SbfPageOpaque *
 sbf_page_opaque(Page page)
 {
 	return (SbfPageOpaque *) PageGetSpecialPointer(page);
+}
+
+/* The line layout: the 8 words of the element's line in its block */
+static inline uint64 *
+sbf_line_words(uint8 *block, SbfHash hash)
+{
+	return (uint64 *) (block + sbf_line_of(hash, SBF_BLOCK_LINES) * SBF_LINE_BYTES);
 }
 
 /* All k probed cells (bits) of the element's page are non-zero */
@@ -138,6 +188,9 @@ sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
 	SbfProbe	probe;
 	int			i;
 
+	if (meta->version == SBF_SHARED_LAYOUT_LINES)
+		return sbf_line_probe(sbf_line_words((uint8 *) block, hash),
+							  meta->hashes, hash, false);
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < meta->hashes; i++)
 		if (sbf_cell_get(block, meta->cell_bits, sbf_probe_next(&probe, span)) == 0)
@@ -148,10 +201,10 @@ sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
 /*
  * One insertion into the element's page; returns whether all k cells were
  * non-zero before.  For bloom (max 1, 1-bit cells, no decrements) this sets
- * k bits.  For the stable kind it is Deng & Rafiei's insertion confined to
- * the page (see stablebloom_add_hash): the P decremented cells are
- * consecutive, mod the page's cells, from a start drawn from the page's
- * own PRNG, so one insertion touches one page.
+ * k bits, in one line in the line layout.  For the stable kind it is Deng
+ * & Rafiei's insertion confined to the page (see stablebloom_add_hash): the
+ * P decremented cells are consecutive, mod the page's cells, from a start
+ * drawn from the page's own PRNG, so one insertion touches one page.
  */
 static inline bool
 sbf_page_add(const SbfSharedMeta *meta, uint8 *block, SbfPageOpaque *opaque,
@@ -162,6 +215,9 @@ sbf_page_add(const SbfSharedMeta *meta, uint8 *block, SbfPageOpaque *opaque,
 	bool		present = true;
 	SbfProbe	probe;
 	int			i;
+
+	if (meta->version == SBF_SHARED_LAYOUT_LINES)
+		return sbf_line_probe(sbf_line_words(block, hash), meta->hashes, hash, true);
 
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < meta->hashes; i++)

@@ -219,7 +219,8 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	page = BufferGetPage(buf);
 	found = !PageIsNew(page);
 	if (found)
-		sbf_shared_check_page(rel, page, blkno);
+		sbf_shared_check_page(rel, blkno == SBF_METAPAGE_BLKNO ? NULL : sbf_shared_meta(rel),
+							  page, blkno);
 	if (found && blkno == SBF_METAPAGE_BLKNO)
 	{
 		memcpy(data, PageGetContents(page), sizeof(SbfSharedMeta));
@@ -228,7 +229,8 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	else if (found)
 	{
 		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
-		memcpy(data + sizeof(uint64), sbf_page_block(page), SBF_BLOCK_BYTES);
+		memcpy(data + sizeof(uint64), sbf_page_block(sbf_shared_meta(rel), page),
+			   SBF_BLOCK_BYTES);
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
@@ -594,10 +596,10 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		UnlockReleaseBuffer(buf);
 		if (PageIsNew((Page) copy.data))
 			continue;
-		sbf_shared_check_page(OldTable, (Page) copy.data, (BlockNumber) blkno);
+		sbf_shared_check_page(OldTable, &meta, (Page) copy.data, (BlockNumber) blkno);
 		sbf_shared_write_page(NewTable, (BlockNumber) blkno,
 							  sbf_page_opaque((Page) copy.data)->prng,
-							  sbf_page_block((Page) copy.data));
+							  sbf_page_block(&meta, (Page) copy.data));
 		*num_tuples += 1;
 	}
 	FreeAccessStrategy(strategy);

@@ -227,7 +227,7 @@ sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
 {
 	memset(meta, 0, sizeof(SbfSharedMeta));
 	meta->magic = SBF_MAGIC_SHARED;
-	meta->version = SBF_SHARED_VERSION;
+	meta->version = SBF_SHARED_LAYOUT_PAGES;
 	meta->kind = (uint16) kind;
 	meta->block_bits = (uint32) SBF_BLOCK_BITS;
 	meta->seed = (uint64) seed;
@@ -247,7 +247,8 @@ shared_bloom_create(PG_FUNCTION_ARGS)
 	int			hashes;
 
 	sbf_shared_meta_common(&meta, SBF_SHARED_BLOOM, PG_GETARG_INT64(3));
-	meta.pages = sbf_blocked_bloom_pages(capacity, fpr, &hashes);
+	meta.version = SBF_SHARED_LAYOUT_LINES;
+	meta.pages = sbf_blocked_bloom_pages(SBF_SHARED_LAYOUT_LINES, capacity, fpr, &hashes);
 	meta.hashes = (uint16) hashes;
 	meta.max = 1;
 	meta.cell_bits = 1;

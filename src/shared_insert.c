@@ -45,32 +45,27 @@
 #include "miscadmin.h"
 #include "tcop/utility.h"
 #include "utils/array.h"
+#include "port/pg_bitutils.h"
 #include "utils/lsyscache.h"
 
+#include "batch_sort.h"
 #include "shared.h"
 
 PG_FUNCTION_INFO_V1(shared_test_and_add);
 PG_FUNCTION_INFO_V1(shared_test_and_add_int8);
 PG_FUNCTION_INFO_V1(shared_test_and_add_array);
 
-/* One value of a batch: its hash, page and place in the input */
-typedef struct SbfBatchItem
+/* Sort a chunk of a batch by page (batch_sort.h), with scratch from palloc */
+static void
+sbf_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
 {
-	SbfHash		hash;
-	BlockNumber page;
-	int			index;
-} SbfBatchItem;
+	uint64		buckets = pg_nextpower2_64((uint64) n);
+	int		   *start = palloc((buckets + 1) * sizeof(int));
+	SbfBatchItem *sorted = palloc(n * sizeof(SbfBatchItem));
 
-/* By page, then by input order: a stable sort */
-static int
-sbf_batch_item_cmp(const void *a, const void *b)
-{
-	const SbfBatchItem *x = (const SbfBatchItem *) a;
-	const SbfBatchItem *y = (const SbfBatchItem *) b;
-
-	if (x->page != y->page)
-		return x->page < y->page ? -1 : 1;
-	return (x->index > y->index) - (x->index < y->index);
+	sbf_batch_sort(items, n, pages, sorted, start, buckets);
+	pfree(sorted);
+	pfree(start);
 }
 
 /* Are all values of the group present in the page (the bloom fast path)? */
@@ -83,7 +78,7 @@ sbf_group_all_present(const SbfSharedMeta *meta, Page page,
 	if (meta->decrements > 0 || PageIsNew(page))
 		return false;
 	for (i = 0; i < n; i++)
-		if (!sbf_page_test(meta, sbf_page_block(page), items[i].hash))
+		if (!sbf_page_test(meta, sbf_page_block(meta, page), items[i].hash))
 			return false;
 	return true;
 }
@@ -96,7 +91,7 @@ sbf_add_to_page(Page page, const SbfSharedMeta *meta,
 	int			i;
 
 	for (i = 0; i < n; i++)
-		answers[items[i].index] = sbf_page_add(meta, sbf_page_block(page),
+		answers[items[i].index] = sbf_page_add(meta, sbf_page_block(meta, page),
 											   sbf_page_opaque(page),
 											   items[i].hash);
 }
@@ -114,6 +109,21 @@ typedef struct SbfDelta
 	char		data[2 * BLCKSZ];
 } SbfDelta;
 
+/* Append to DELTA the fragment of LENGTH bytes at OFFSET of the page */
+static void
+sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
+{
+	uint16		off16 = (uint16) offset;
+	uint16		len16 = (uint16) length;
+
+	Assert(delta->len + sizeof(off16) + sizeof(len16) + length <= sizeof(delta->data));
+	memcpy(delta->data + delta->len, &off16, sizeof(off16));
+	memcpy(delta->data + delta->len + sizeof(off16), &len16, sizeof(len16));
+	memcpy(delta->data + delta->len + sizeof(off16) + sizeof(len16),
+		   page + offset, length);
+	delta->len += sizeof(off16) + sizeof(len16) + length;
+}
+
 /*
  * Append to DELTA the 8-byte words of [start, end) that differ between
  * BEFORE and AFTER, adjacent changed words as one fragment.
@@ -127,8 +137,6 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 	while (pos < end)
 	{
 		Size		run;
-		uint16		offset;
-		uint16		length;
 
 		if (memcmp(before + pos, after + pos, Min(sizeof(uint64), end - pos)) == 0)
 		{
@@ -139,14 +147,7 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 		while (pos < end &&
 			   memcmp(before + pos, after + pos, Min(sizeof(uint64), end - pos)) != 0)
 			pos += Min(sizeof(uint64), end - pos);
-		offset = (uint16) run;
-		length = (uint16) (pos - run);
-		Assert(delta->len + sizeof(offset) + sizeof(length) + length <= sizeof(delta->data));
-		memcpy(delta->data + delta->len, &offset, sizeof(offset));
-		memcpy(delta->data + delta->len + sizeof(offset), &length, sizeof(length));
-		memcpy(delta->data + delta->len + sizeof(offset) + sizeof(length),
-			   after + run, length);
-		delta->len += sizeof(offset) + sizeof(length) + length;
+		sbf_delta_append(delta, after, run, pos - run);
 	}
 }
 
@@ -162,6 +163,83 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
  * generic_redo reads.  The page is changed, marked dirty and logged inside
  * one critical section, as every WAL-logged change is.
  */
+/*
+ * Log the fragments of DELTA as the generic WAL record of the change to
+ * BUF (in a critical section, the buffer locked exclusively)
+ */
+static void
+sbf_log_delta(Buffer buf, SbfDelta *delta)
+{
+	XLogRecPtr	lsn;
+
+	if (delta->len == 0)
+		return;
+	MarkBufferDirty(buf);
+	XLogBeginInsert();
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+	XLogRegisterBufData(0, delta->data, delta->len);
+	lsn = XLogInsert(RM_GENERIC_ID, 0);
+	PageSetLSN(BufferGetPage(buf), lsn);
+}
+
+/*
+ * The line layout's logged add: an element changes only its line, so
+ * only the lines the group touches are copied before (64 bytes each, not
+ * the page) and compared after, word by word.
+ */
+static void
+sbf_add_lines_logged(Buffer buf, const SbfSharedMeta *meta,
+					 const SbfBatchItem *items, int n, bool *answers)
+{
+	Page		page = BufferGetPage(buf);
+	uint8	   *block = sbf_page_block(meta, page);
+	uint64		touched[(SBF_BLOCK_LINES + 63) / 64] = {0};
+	static uint64 before[SBF_BLOCK_BYTES / sizeof(uint64)];
+	static SbfDelta delta_buffer;
+	SbfDelta   *delta = &delta_buffer;
+	int			line;
+	int			i;
+
+	delta->len = 0;
+	START_CRIT_SECTION();
+	for (i = 0; i < n; i++)
+	{
+		uint64	   *words = sbf_line_words(block, items[i].hash);
+
+		line = (int) (((uint8 *) words - block) / SBF_LINE_BYTES);
+		if ((touched[line / 64] & (UINT64CONST(1) << (line % 64))) == 0)
+		{
+			touched[line / 64] |= UINT64CONST(1) << (line % 64);
+			memcpy(&before[line * 8], words, SBF_LINE_BYTES);
+		}
+		answers[items[i].index] = sbf_line_probe(words, meta->hashes,
+												 items[i].hash, true);
+	}
+	for (line = 0; line < SBF_BLOCK_LINES; line++)
+	{
+		const uint64 *words = (const uint64 *) (block + line * SBF_LINE_BYTES);
+		int			w = 0;
+
+		if ((touched[line / 64] & (UINT64CONST(1) << (line % 64))) == 0)
+			continue;
+		while (w < 8)
+		{
+			int			run = w;
+
+			while (w < 8 && words[w] != before[line * 8 + w])
+				w++;
+			if (w > run)
+				sbf_delta_append(delta, (const char *) page,
+								 (char *) &words[run] - (char *) page,
+								 (w - run) * sizeof(uint64));
+			else
+				w++;
+		}
+	}
+	sbf_log_delta(buf, delta);
+	END_CRIT_SECTION();
+}
+
 static void
 sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 					 const SbfBatchItem *items, int n, bool *answers)
@@ -173,7 +251,6 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	/* one buffer per backend, not a 16 kB palloc for every page of a batch */
 	static SbfDelta delta_buffer;
 	SbfDelta   *delta = &delta_buffer;
-	XLogRecPtr	lsn;
 
 	memcpy(before.data, page, BLCKSZ);
 	delta->len = 0;
@@ -181,17 +258,9 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	START_CRIT_SECTION();
 	sbf_add_to_page(page, meta, items, n, answers);
 	sbf_delta_region(delta, before.data, page,
-					 MAXALIGN(SizeOfPageHeaderData), header->pd_lower);
+					 sbf_contents_offset(meta, 1), header->pd_lower);
 	sbf_delta_region(delta, before.data, page, header->pd_special, BLCKSZ);
-	if (delta->len > 0)
-	{
-		MarkBufferDirty(buf);
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, delta->data, delta->len);
-		lsn = XLogInsert(RM_GENERIC_ID, 0);
-		PageSetLSN(page, lsn);
-	}
+	sbf_log_delta(buf, delta);
 	END_CRIT_SECTION();
 }
 
@@ -204,14 +273,14 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 			  const SbfBatchItem *items, int n, bool *answers)
 {
 	bool		wal = RelationNeedsWAL(rel);
-	Buffer		buf = sbf_shared_read_extend(rel, items[0].page);
+	Buffer		buf = sbf_shared_pin(rel, items[0].page);
 	GenericXLogState *state = NULL;
 	Page		page;
 	int			i;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	if (!PageIsNew(BufferGetPage(buf)))
-		sbf_shared_check_page(rel, BufferGetPage(buf), items[0].page);
+		sbf_shared_check_page(rel, meta, BufferGetPage(buf), items[0].page);
 	if (sbf_group_all_present(meta, BufferGetPage(buf), items, n))
 	{
 		XLogRecPtr	lsn = wal ? PageGetLSN(BufferGetPage(buf)) : InvalidXLogRecPtr;
@@ -242,7 +311,10 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 
 	if (wal && !PageIsNew(BufferGetPage(buf)))
 	{
-		sbf_add_group_logged(buf, meta, items, n, answers);
+		if (meta->version == SBF_SHARED_LAYOUT_LINES)
+			sbf_add_lines_logged(buf, meta, items, n, answers);
+		else
+			sbf_add_group_logged(buf, meta, items, n, answers);
 		UnlockReleaseBuffer(buf);
 		return;
 	}
@@ -276,6 +348,14 @@ sbf_open_for_add(Oid relid)
 	return sbf_shared_open(relid, RowExclusiveLock, ACL_UPDATE);
 }
 
+/*
+ * A batch prefetches what adding an item will read this many items ahead
+ * of the one it adds (sbf_shared_prefetch), and twice as far ahead the
+ * entry of the recent-buffer cache that tells it where to look
+ * (sbf_shared_prefetch_slot), so that no prefetch waits on a load.
+ */
+#define SBF_PREFETCH_DISTANCE	8
+
 /* Test-and-add the n items (in input order), answers[i] for item i */
 static void
 sbf_add_items(Relation rel, SbfBatchItem *items, int n, bool *answers)
@@ -283,14 +363,26 @@ sbf_add_items(Relation rel, SbfBatchItem *items, int n, bool *answers)
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	int			start;
 
+	int			ahead;
+
 	if (n > 1)
-		qsort(items, n, sizeof(SbfBatchItem), sbf_batch_item_cmp);
+		sbf_sort_by_page(items, n, meta.pages);
+	for (ahead = 0; ahead < Min(n, 2 * SBF_PREFETCH_DISTANCE); ahead++)
+		sbf_shared_prefetch_slot(rel, items[ahead].page);
+	for (ahead = 0; ahead < Min(n, SBF_PREFETCH_DISTANCE); ahead++)
+		sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
 	for (start = 0; start < n;)
 	{
 		int			end = start + 1;
 
 		while (end < n && items[end].page == items[start].page)
 			end++;
+		for (; ahead < Min(n, end + SBF_PREFETCH_DISTANCE); ahead++)
+		{
+			sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
+			if (ahead + SBF_PREFETCH_DISTANCE < n)
+				sbf_shared_prefetch_slot(rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
+		}
 		sbf_add_group(rel, &meta, items + start, end - start, answers);
 		start = end;
 		CHECK_FOR_INTERRUPTS();

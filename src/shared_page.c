@@ -29,6 +29,8 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/buf_internals.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -176,12 +178,17 @@ sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 	if (meta->magic != SBF_MAGIC_SHARED)
 		SBF_META_INVALID("The magic number is 0x%08x, not 0x%08x.",
 						 meta->magic, SBF_MAGIC_SHARED);
-	if (meta->version != SBF_SHARED_VERSION)
-		SBF_META_INVALID("The format version is %u; this version of sbf reads version %d.",
-						 (unsigned) meta->version, SBF_SHARED_VERSION);
+	if (meta->version != SBF_SHARED_LAYOUT_PAGES &&
+		meta->version != SBF_SHARED_LAYOUT_LINES)
+		SBF_META_INVALID("The format version is %u; this version of sbf reads versions %d and %d.",
+						 (unsigned) meta->version, SBF_SHARED_LAYOUT_PAGES,
+						 SBF_SHARED_LAYOUT_LINES);
 	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM)
 		SBF_META_INVALID("The kind is %u, neither bloom (%d) nor stablebloom (%d).",
 						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM);
+	if (meta->version == SBF_SHARED_LAYOUT_LINES && meta->kind != SBF_SHARED_BLOOM)
+		SBF_META_INVALID("The line layout (version %d) is for bloom filters only.",
+						 SBF_SHARED_LAYOUT_LINES);
 	if (meta->hashes < 1 || meta->hashes > SBF_MAX_HASHES)
 		SBF_META_INVALID("The number of hashes is %u, outside 1..%d.",
 						 (unsigned) meta->hashes, SBF_MAX_HASHES);
@@ -252,7 +259,7 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
 	isnew = PageIsNew(page);
 	if (!isnew)
 	{
-		sbf_shared_check_page(rel, page, SBF_METAPAGE_BLKNO);
+		sbf_shared_check_page(rel, NULL, page, SBF_METAPAGE_BLKNO);
 		memcpy(meta, PageGetContents(page), sizeof(SbfSharedMeta));
 	}
 	UnlockReleaseBuffer(buf);
@@ -271,13 +278,21 @@ sbf_shared_cache(Relation rel)
 {
 	if (rel->rd_amcache == NULL)
 	{
-		SbfSharedCache cache;
+		SbfSharedMeta meta;
+		SbfSharedCache *cache;
+		uint32		nrecent = 0;
 
-		sbf_shared_load_meta(rel, &cache.meta);
-		sbf_shared_repair_init_fork(rel, &cache.meta);
-		cache.nblocks = RelationGetNumberOfBlocks(rel);
-		rel->rd_amcache = MemoryContextAlloc(CacheMemoryContext, sizeof(cache));
-		memcpy(rel->rd_amcache, &cache, sizeof(cache));
+		sbf_shared_load_meta(rel, &meta);
+		sbf_shared_repair_init_fork(rel, &meta);
+		if (!RelationUsesLocalBuffers(rel))
+			nrecent = (uint32) Min(pg_nextpower2_64(meta.pages + 1), SBF_RECENT_MAX);
+		cache = MemoryContextAllocZero(CacheMemoryContext,
+									   offsetof(SbfSharedCache, recent) +
+									   nrecent * sizeof(Buffer));
+		cache->meta = meta;
+		cache->nblocks = RelationGetNumberOfBlocks(rel);
+		cache->nrecent = nrecent;
+		rel->rd_amcache = cache;
 	}
 	return (SbfSharedCache *) rel->rd_amcache;
 }
@@ -343,6 +358,68 @@ sbf_shared_read_extend(Relation rel, BlockNumber blkno)
 }
 
 /*
+ * A data page to write, pinned (not locked), as sbf_shared_read_extend: in
+ * the buffer it was last found in when that still holds it, which spares
+ * the buffer mapping table's lookup and its partition lock.
+ */
+Buffer
+sbf_shared_pin(Relation rel, BlockNumber blkno)
+{
+	SbfSharedCache *cache = sbf_shared_cache(rel);
+	Buffer	   *slot;
+	Buffer		buf;
+
+	if (cache->nrecent == 0)
+		return sbf_shared_read_extend(rel, blkno);
+	slot = &cache->recent[blkno & (cache->nrecent - 1)];
+	if (*slot != InvalidBuffer &&
+		ReadRecentBuffer(RelationFileLocator(rel), MAIN_FORKNUM, blkno, *slot))
+		return *slot;
+	buf = sbf_shared_read_extend(rel, blkno);
+	/* (sbf_shared_read_extend keeps the cache: it takes no heavyweight lock) */
+	*slot = buf;
+	return buf;
+}
+
+/*
+ * Ask the CPU for what adding the element to page blkno will read: the
+ * buffer's descriptor (pin and lock), the page's header (its check) and,
+ * in the line layout, the element's line; a page whose buffer is not known
+ * is not prefetched.  A batch calls this some pages ahead of the one it
+ * works on, so that their cache misses overlap instead of following each
+ * other.  Prefetching reads nothing that could fault: the addresses are
+ * those of shared buffers, whatever page they now hold.
+ */
+void
+sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno)
+{
+	SbfSharedCache *cache = (SbfSharedCache *) rel->rd_amcache;
+
+	if (cache != NULL && cache->nrecent > 0)
+		sbf_prefetch(&cache->recent[blkno & (cache->nrecent - 1)]);
+}
+
+void
+sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
+					SbfHash hash)
+{
+	SbfSharedCache *cache = (SbfSharedCache *) rel->rd_amcache;
+	Buffer		buf;
+	char	   *page;
+
+	if (cache == NULL || cache->nrecent == 0)
+		return;
+	buf = cache->recent[blkno & (cache->nrecent - 1)];
+	if (buf == InvalidBuffer)
+		return;
+	page = (char *) BufferGetBlock(buf);
+	sbf_prefetch(GetBufferDescriptor(buf - 1));
+	sbf_prefetch(page);
+	if (meta->version == SBF_SHARED_LAYOUT_LINES)
+		sbf_prefetch(sbf_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET, hash));
+}
+
+/*
  * A page's first seed: the filter's seed and the block number, mixed by
  * one SplitMix64 step so that neighbouring pages' sequences do not overlap
  */
@@ -366,7 +443,7 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
 		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
 
 	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
-	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + contents;
+	((PageHeader) page)->pd_lower = sbf_contents_offset(meta, blkno) + contents;
 	if (blkno == SBF_METAPAGE_BLKNO)
 		memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
 	else if (meta->kind == SBF_SHARED_STABLEBLOOM)
@@ -407,7 +484,7 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 		page = BufferGetPage(buf);
 
 	sbf_shared_page_init(page, &meta, blkno);
-	memcpy(sbf_page_block(page), block, SBF_BLOCK_BYTES);
+	memcpy(sbf_page_block(&meta, page), block, SBF_BLOCK_BYTES);
 	sbf_page_opaque(page)->prng = prng;
 
 	if (state != NULL)
@@ -419,7 +496,8 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 
 /* sbf_shared_check_page found a page whose header is not a shared filter's */
 void
-sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno)
+sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta, Page page,
+						  BlockNumber blkno)
 {
 	PageHeader	header = (PageHeader) page;
 	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
@@ -435,7 +513,7 @@ sbf_shared_page_corrupted(Relation rel, Page page, BlockNumber blkno)
 					   (unsigned) header->pd_lower, (unsigned) header->pd_upper,
 					   (unsigned) header->pd_special,
 					   (unsigned) (BLCKSZ | PG_PAGE_LAYOUT_VERSION),
-					   (unsigned) (MAXALIGN(SizeOfPageHeaderData) + contents),
+					   (unsigned) (sbf_contents_offset(meta, blkno) + contents),
 					   (unsigned) special, (unsigned) special)));
 }
 

@@ -58,8 +58,8 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		if (!PageIsNew(page))
 		{
-			sbf_shared_check_page(rel, page, BufferGetBlockNumber(buf));
-			found = sbf_page_test(&meta, sbf_page_block(page), hash);
+			sbf_shared_check_page(rel, &meta, page, BufferGetBlockNumber(buf));
+			found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -102,8 +102,8 @@ sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
 		written = !PageIsNew(page);
 		if (written)
 		{
-			sbf_shared_check_page(rel, page, blkno);
-			memcpy(dest, sbf_page_block(page), SBF_BLOCK_BYTES);
+			sbf_shared_check_page(rel, sbf_shared_meta(rel), page, blkno);
+			memcpy(dest, sbf_page_block(sbf_shared_meta(rel), page), SBF_BLOCK_BYTES);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -275,6 +275,8 @@ shared_bloom_snapshot(PG_FUNCTION_ARGS)
 		sbf_snapshot_too_large(rel, &meta, "bloom");
 	filter = bloom_new((int64) meta.cells, meta.hashes, meta.seed, true);
 	filter->flags |= BLOOM_FLAG_BLOCKED;
+	if (meta.version == SBF_SHARED_LAYOUT_LINES)
+		filter->flags |= BLOOM_FLAG_LINES;
 	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
 	relation_close(rel, NoLock);
 	PG_RETURN_POINTER(filter);

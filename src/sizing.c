@@ -25,7 +25,11 @@
  * classic (1 - e^(-k n / m))^k for the same m; the paper's table 1 shows
  * the gap shrinking as B grows.  sbf_blocked_bloom_pages starts from the
  * classic m and k and adds whole blocks until the sum is at most the fpr
- * asked for at capacity.
+ * asked for at capacity.  In the line layout (format.h) the blocks are the
+ * lines of 512 bits, where the gap is wider (about a fifth more bits at 1%)
+ * and a k below the classic one can need fewer bits: the sizing tries the
+ * classic k and the three below it and keeps the one needing the fewest
+ * pages.
  *
  * The Stable Bloom filter's formulas are further down.
  *
@@ -134,8 +138,8 @@ bloom_fpr_after(uint64 bits, int hashes, double n)
 
 /*
  * The blocked layout's expected false-positive rate (Putze et al. 2007, see
- * the top of this file) with n elements in "blocks" blocks of
- * SBF_BLOCK_BITS bits.  The Poisson terms are summed where they matter,
+ * the top of this file) with n elements in "blocks" blocks of block_bits
+ * bits.  The Poisson terms are summed where they matter,
  * within 12 standard deviations of lambda, one by one up to
  * SBF_BLOCKED_FPR_TERMS of them.  Beyond that (more than 17 million
  * elements per block, where the rate is 1 for any useful filter) the sum
@@ -145,7 +149,7 @@ bloom_fpr_after(uint64 bits, int hashes, double n)
 #define SBF_BLOCKED_FPR_TERMS	100000.0
 
 double
-sbf_blocked_fpr(uint64 blocks, int hashes, double n)
+sbf_blocked_fpr(uint64 blocks, uint64 block_bits, int hashes, double n)
 {
 	double		lambda = n / (double) blocks;
 	double		spread = 12.0 * sqrt(lambda) + 12.0;
@@ -163,35 +167,37 @@ sbf_blocked_fpr(uint64 blocks, int hashes, double n)
 	{
 		double		pmf = exp(i * log(lambda) - lambda - lgamma(i + 1.0));
 
-		sum += step * pmf * bloom_fpr_after(SBF_BLOCK_BITS, hashes, i);
+		sum += step * pmf * bloom_fpr_after(block_bits, hashes, i);
 	}
 	return sum;
 }
 
-/*
- * The data pages (blocks) and hashes of a shared bloom filter for capacity
- * elements at false-positive rate fpr: the classic m and k, then the
- * fewest whole blocks that bring the blocked rate to fpr (by doubling,
- * then bisection: the rate falls as blocks are added).
- */
-uint64
-sbf_blocked_bloom_pages(int64 capacity, double fpr, int *hashes)
+/* The expected false-positive rate of n elements in pages of a layout */
+double
+sbf_shared_bloom_fpr(int layout, uint64 pages, int hashes, double n)
 {
-	double		bits;
+	if (layout == SBF_SHARED_LAYOUT_LINES)
+		return sbf_blocked_fpr(pages * SBF_BLOCK_LINES, SBF_LINE_BITS, hashes, n);
+	return sbf_blocked_fpr(pages, SBF_BLOCK_BITS, hashes, n);
+}
+
+/*
+ * The fewest data pages of a layout that bring the rate of capacity
+ * elements with these hashes to fpr (by doubling from the classic m, then
+ * bisection: the rate falls as pages are added)
+ */
+static uint64
+sbf_pages_for(int layout, int64 capacity, double fpr, int hashes)
+{
+	double		bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
 	uint64		lo;
 	uint64		hi;
-
-	sbf_check_capacity(capacity);
-	sbf_check_fpr(fpr);
-	bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
-	*hashes = (int) fmin(fmax(round(bits / (double) capacity * M_LN2), 1.0),
-						 SBF_MAX_HASHES);
 
 	lo = (uint64) fmin(fmax(1.0, ceil(bits / (double) SBF_BLOCK_BITS)),
 					   (double) SBF_SHARED_MAX_PAGES + 1.0);
 	hi = lo;
 	while (hi > SBF_SHARED_MAX_PAGES ||
-		   sbf_blocked_fpr(hi, *hashes, (double) capacity) > fpr)
+		   sbf_shared_bloom_fpr(layout, hi, hashes, (double) capacity) > fpr)
 	{
 		if (hi >= SBF_SHARED_MAX_PAGES)
 			ereport(ERROR,
@@ -208,12 +214,47 @@ sbf_blocked_bloom_pages(int64 capacity, double fpr, int *hashes)
 	{
 		uint64		mid = lo + (hi - lo) / 2;
 
-		if (sbf_blocked_fpr(mid, *hashes, (double) capacity) > fpr)
+		if (sbf_shared_bloom_fpr(layout, mid, hashes, (double) capacity) > fpr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return hi;
+}
+
+/*
+ * The data pages and hashes of a shared bloom filter of a layout for
+ * capacity elements at false-positive rate fpr: the classic k for the pages
+ * layout; for the line layout, of the classic k and the three below it,
+ * the one needing the fewest pages (the fewer hashes on a tie).
+ */
+uint64
+sbf_blocked_bloom_pages(int layout, int64 capacity, double fpr, int *hashes)
+{
+	double		bits;
+	int			classic;
+	int			k;
+	uint64		best = 0;
+
+	sbf_check_capacity(capacity);
+	sbf_check_fpr(fpr);
+	bits = ceil(-(double) capacity * log(fpr) / (M_LN2 * M_LN2));
+	classic = (int) fmin(fmax(round(bits / (double) capacity * M_LN2), 1.0),
+						 SBF_MAX_HASHES);
+	*hashes = classic;
+	if (layout != SBF_SHARED_LAYOUT_LINES)
+		return sbf_pages_for(layout, capacity, fpr, classic);
+	for (k = Max(1, classic - 3); k <= classic; k++)
+	{
+		uint64		pages = sbf_pages_for(layout, capacity, fpr, k);
+
+		if (best == 0 || pages < best)
+		{
+			best = pages;
+			*hashes = k;
+		}
+	}
+	return best;
 }
 
 /* A bit count that a bloom value can hold: 1 .. BLOOM_MAX_BITS */

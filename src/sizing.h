@@ -19,8 +19,11 @@ extern uint64 bloom_bits_for(int64 capacity, double fpr);
 extern uint64 bloom_value_bits_for(int64 capacity, double fpr);
 extern int	bloom_hashes_for(uint64 bits, int64 capacity);
 extern double bloom_fpr_after(uint64 bits, int hashes, double n);
-extern double sbf_blocked_fpr(uint64 blocks, int hashes, double n);
-extern uint64 sbf_blocked_bloom_pages(int64 capacity, double fpr, int *hashes);
+extern double sbf_blocked_fpr(uint64 blocks, uint64 block_bits, int hashes,
+							  double n);
+extern double sbf_shared_bloom_fpr(int layout, uint64 pages, int hashes, double n);
+extern uint64 sbf_blocked_bloom_pages(int layout, int64 capacity, double fpr,
+									  int *hashes);
 
 extern void stablebloom_check_params(int64 cells, int32 hashes, int32 max);
 extern void stablebloom_check_decrements(int64 cells, double decrements);
