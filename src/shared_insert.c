@@ -70,12 +70,12 @@ sbf_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
 
 /* Are all values of the group present in the page (the bloom fast path)? */
 static bool
-sbf_group_all_present(const SbfSharedMeta *meta, Page page,
+sbf_group_all_present(const SbfSharedMeta *meta, Page page, bool isnew,
 					  const SbfBatchItem *items, int n)
 {
 	int			i;
 
-	if (meta->decrements > 0 || PageIsNew(page))
+	if (meta->decrements > 0 || isnew)
 		return false;
 	for (i = 0; i < n; i++)
 		if (!sbf_page_test(meta, sbf_page_block(meta, page), items[i].hash))
@@ -88,11 +88,11 @@ static void
 sbf_add_to_page(Page page, const SbfSharedMeta *meta,
 				const SbfBatchItem *items, int n, bool *answers)
 {
+	uint8	   *block = sbf_page_block(meta, page);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		answers[items[i].index] = sbf_page_add(meta, sbf_page_block(meta, page),
-											   sbf_page_opaque(page),
+		answers[items[i].index] = sbf_page_add(meta, block, sbf_page_opaque(page),
 											   items[i].hash);
 }
 
@@ -275,13 +275,15 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	bool		wal = RelationNeedsWAL(rel);
 	Buffer		buf = sbf_shared_pin(rel, items[0].page);
 	GenericXLogState *state = NULL;
+	bool		isnew;
 	Page		page;
 	int			i;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (!PageIsNew(BufferGetPage(buf)))
+	isnew = PageIsNew(BufferGetPage(buf));
+	if (!isnew)
 		sbf_shared_check_page(rel, meta, BufferGetPage(buf), items[0].page);
-	if (sbf_group_all_present(meta, BufferGetPage(buf), items, n))
+	if (sbf_group_all_present(meta, BufferGetPage(buf), isnew, items, n))
 	{
 		XLogRecPtr	lsn = wal ? PageGetLSN(BufferGetPage(buf)) : InvalidXLogRecPtr;
 
@@ -328,7 +330,8 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	else
 		page = BufferGetPage(buf);
 
-	if (PageIsNew(page))
+	/* (a logged page that was not new returned above) */
+	if (wal || isnew)
 		sbf_shared_page_init(page, meta, items[0].page);
 	sbf_add_to_page(page, meta, items, n, answers);
 
