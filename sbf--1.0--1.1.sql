@@ -163,6 +163,12 @@ CREATE FUNCTION shared_test_and_add(filter regclass, "values" bigint[]) RETURNS 
 COMMENT ON FUNCTION shared_test_and_add(regclass, bigint[]) IS
 	'shared_test_and_add of each value in order, one page lock per page of the batch; NULL for a NULL value';
 
+CREATE FUNCTION shared_test_and_add(filter regclass, "values" bytea[]) RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'shared_test_and_add_array'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, bytea[]) IS
+	'shared_test_and_add of each value in order, one page lock per page of the batch; NULL for a NULL value';
+
 CREATE FUNCTION shared_contains(filter regclass, value text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'shared_contains'
 	LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -200,6 +200,28 @@ CREATE SCHEMA crawl;
 SELECT shared_bloom_create('crawl."Frontier seen"', 1000, 0.01, 7);
 SELECT shared_test_and_add('crawl."Frontier seen"', 'x'), shared_contains('crawl."Frontier seen"', 'x');
 
+-- What a driver sends.  A list sent as an untyped parameter (psycopg 3's
+-- Python list, or a '{...}' string) would reach the one-value function and
+-- be added as one value: the one-value functions refuse a text that
+-- begins with "{" and ends with "}"; cast to an array to add each element.
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', '{https://example.com/x,https://example.com/y}') $$);
+PREPARE untyped_add AS SELECT shared_test_and_add('links_seen', $1);
+PREPARE untyped_contains AS SELECT shared_contains('links_seen', $1);
+SELECT pg_temp.error_of($$ EXECUTE untyped_add('{https://example.com/x,https://example.com/y}') $$);
+SELECT pg_temp.error_of($$ EXECUTE untyped_contains('{https://example.com/x}') $$);
+EXECUTE untyped_add('https://example.com/{not-a-list}');
+PREPARE typed_add AS SELECT shared_test_and_add('links_seen', $1::text[]);
+EXECUTE typed_add('{https://example.com/x,https://example.com/y,https://example.com/x}');
+-- bytea[] batches, such as Scrapy's request fingerprints: in a UTF8
+-- database a text and the bytea of its bytes are the same value
+SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/x'::bytea, '\x00ff'::bytea, NULL]);
+-- a value that really has the form of a list goes as bytea
+SELECT shared_test_and_add('links_seen', convert_to('{odd}', 'UTF8')) AS first,
+	   shared_contains('links_seen', convert_to('{odd}', 'UTF8')) AS after;
+DEALLOCATE untyped_add;
+DEALLOCATE untyped_contains;
+DEALLOCATE typed_add;
+
 -- DROP, then the filter is gone
 SELECT 'links_seen'::regclass::oid AS seen_oid \gset
 DROP TABLE links_seen;

@@ -412,8 +412,10 @@ sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind)
 Datum
 shared_test_and_add(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-										sbf_varlena_kind(fcinfo, 1)));
+	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
+
+	sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
+	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1), kind));
 }
 
 /* shared_test_and_add(filter regclass, value bigint) -> bool */
@@ -466,7 +468,7 @@ sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnull
 }
 
 /*
- * shared_test_and_add(filter regclass, values text[]|bigint[]) -> bool[]
+ * shared_test_and_add(filter regclass, values text[]|bytea[]|bigint[]) -> bool[]
  *
  * Answers in input order, with the input's dimensions; a NULL element is
  * answered NULL and not added.
@@ -476,7 +478,8 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 {
 	ArrayType  *values = PG_GETARG_ARRAYTYPE_P(1);
 	Oid			elemtype = ARR_ELEMTYPE(values);
-	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 : SBF_ELEMENT_TEXT;
+	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 :
+		(elemtype == BYTEAOID) ? SBF_ELEMENT_BYTEA : SBF_ELEMENT_TEXT;
 	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));

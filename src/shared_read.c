@@ -71,8 +71,10 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 Datum
 shared_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-								sbf_varlena_kind(fcinfo, 1)));
+	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
+
+	sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
+	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1), kind));
 }
 
 /* shared_contains(filter regclass, value bigint) -> bool */
