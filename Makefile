@@ -43,7 +43,7 @@ REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges
+	shared_lock_privileges shared_create
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

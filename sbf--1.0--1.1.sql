@@ -119,19 +119,21 @@ COMMENT ON ACCESS METHOD sbf_filter IS
 	'shared filter: a table whose pages are a Bloom or Stable Bloom filter, one row (page, data) per page for COPY and pg_dump';
 
 CREATE FUNCTION shared_bloom_create(name text, capacity bigint,
-		fpr double precision, seed bigint DEFAULT 0, unlogged boolean DEFAULT false)
+		fpr double precision, seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
+		if_not_exists boolean DEFAULT false)
 	RETURNS regclass
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean) IS
-	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate';
+COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean, boolean) IS
+	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate; with if_not_exists, return the filter of that name made with the same parameters';
 
 CREATE FUNCTION shared_stablebloom_create(name text, cells bigint,
 		fpr double precision, hashes integer, max integer DEFAULT 1,
-		seed bigint DEFAULT 0, unlogged boolean DEFAULT false)
+		seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
+		if_not_exists boolean DEFAULT false)
 	RETURNS regclass
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-COMMENT ON FUNCTION shared_stablebloom_create(text, bigint, double precision, integer, integer, bigint, boolean) IS
-	'create a shared Stable Bloom filter, a table owned by the caller, of about cells cells whose stable false-positive rate is fpr';
+COMMENT ON FUNCTION shared_stablebloom_create(text, bigint, double precision, integer, integer, bigint, boolean, boolean) IS
+	'create a shared Stable Bloom filter, a table owned by the caller, of about cells cells whose stable false-positive rate is fpr; with if_not_exists, return the filter of that name made with the same parameters';
 
 CREATE FUNCTION shared_test_and_add(filter regclass, value text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'shared_test_and_add'

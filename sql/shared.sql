@@ -200,6 +200,18 @@ CREATE SCHEMA crawl;
 SELECT shared_bloom_create('crawl."Frontier seen"', 1000, 0.01, 7);
 SELECT shared_test_and_add('crawl."Frontier seen"', 'x'), shared_contains('crawl."Frontier seen"', 'x');
 
+-- Create if absent: the filter of that name made with the same parameters
+-- is returned (a NOTICE says so); other parameters, another kind or another
+-- persistence are an ERROR naming the filter's own.  (Concurrent creators:
+-- specs/shared_create.spec.)
+SELECT shared_bloom_create('links_seen', 1000000, 0.01, if_not_exists => true);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('links_seen', 1000000, 0.02, if_not_exists => true) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('links_seen', 1000000, 0.01, unlogged => true, if_not_exists => true) $$);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('links_seen', 1000000, 0.01, 3, if_not_exists => true) $$);
+SELECT shared_stablebloom_create('recent', 100000, 0.01, 3, max => 3, if_not_exists => true);
+SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('recent', 100000, 0.01, 4, max => 3, if_not_exists => true) $$);
+SELECT pg_temp.error_of($$ SELECT shared_bloom_create('links_seen', 1000000, 0.01) $$);
+
 -- What a driver sends.  A list sent as an untyped parameter (psycopg 3's
 -- Python list, or a '{...}' string) would reach the one-value function and
 -- be added as one value: the one-value functions refuse a text that

@@ -25,20 +25,24 @@
 
 #include "pg_version_compat.h"
 
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
 
@@ -183,11 +187,79 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
 }
 
 /*
+ * Creations of filters of one name in one schema wait for each other: an
+ * advisory lock of the transaction on (database, schema, hash of the name),
+ * with a fourth field no SQL-level advisory lock uses.  Two sessions
+ * creating the same name at once then meet as if one ran after the other
+ * committed or rolled back, instead of one failing on a catalog's unique
+ * index.
+ */
+#define SBF_CREATE_LOCK_FIELD4	0x5342	/* "SB" */
+
+static void
+sbf_lock_creation(Oid nspid, const char *relname)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, nspid,
+						 DatumGetUInt32(hash_any((const unsigned char *) relname,
+												 strlen(relname))),
+						 SBF_CREATE_LOCK_FIELD4);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	/* see what the creator this waited for committed */
+	AcceptInvalidationMessages();
+}
+
+/*
+ * The filter relid, which exists, for if_not_exists: it must be a shared
+ * filter of the same kind made with the same parameters (those the caller
+ * gives; a bloom filter's pages and hashes follow from them, and from the
+ * layout of the release that made it) and the same persistence.
+ */
+static void
+sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
+{
+	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
+	const SbfSharedMeta *old = sbf_shared_meta(rel);
+	bool		same = old->kind == meta->kind &&
+		old->capacity == meta->capacity && old->fpr == meta->fpr &&
+		old->seed == meta->seed &&
+		(old->kind == SBF_SHARED_BLOOM ||
+		 (old->hashes == meta->hashes && old->max == meta->max)) &&
+		(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED) == unlogged;
+
+	if (!same)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("shared filter \"%s\" already exists with other parameters",
+						RelationGetRelationName(rel)),
+				 old->kind == SBF_SHARED_BLOOM ?
+				 errdetail("It is a %s bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ".",
+						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
+						   "unlogged" : "logged",
+						   old->capacity, old->fpr, (int64) old->seed) :
+				 errdetail("It is a %s stablebloom filter of " INT64_FORMAT " cells at false-positive rate %g, %u hashes, max %u, seed " INT64_FORMAT ".",
+						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
+						   "unlogged" : "logged",
+						   old->capacity, old->fpr, (unsigned) old->hashes,
+						   (unsigned) old->max, (int64) old->seed),
+				 errhint("Drop it, or create the filter under another name.")));
+	ereport(NOTICE,
+			(errcode(ERRCODE_DUPLICATE_TABLE),
+			 errmsg("shared filter \"%s\" already exists, skipping",
+					RelationGetRelationName(rel))));
+	relation_close(rel, NoLock);
+}
+
+/*
  * CREATE TABLE the filter's relation as the caller, in the schema the name
- * gives or the first of search_path, and initialize it.
+ * gives or the first of search_path, and initialize it; with if_not_exists,
+ * return the filter of that name instead when it exists with the same
+ * parameters.
  */
 static Oid
-sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged)
+sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
+				  bool if_not_exists)
 {
 	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
@@ -195,6 +267,14 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged)
 	int			nestlevel;
 	Oid			relid;
 	Relation	rel;
+
+	sbf_lock_creation(nspid, rv->relname);
+	relid = get_relname_relid(rv->relname, nspid);
+	if (OidIsValid(relid) && if_not_exists)
+	{
+		sbf_check_existing(relid, meta, unlogged);
+		return relid;
+	}
 
 	sql = psprintf("CREATE %sTABLE %s.%s (page pg_catalog.int8, data pg_catalog.bytea) USING sbf_filter",
 				   unlogged ? "UNLOGGED " : "",
@@ -235,8 +315,8 @@ sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
 
 /*
  * shared_bloom_create(name text, capacity bigint, fpr float8,
- *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false)
- *	  -> regclass
+ *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
+ *					   if_not_exists boolean DEFAULT false) -> regclass
  */
 Datum
 shared_bloom_create(PG_FUNCTION_ARGS)
@@ -257,13 +337,14 @@ shared_bloom_create(PG_FUNCTION_ARGS)
 	meta.capacity = capacity;
 	meta.fpr = fpr;
 	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
-									PG_GETARG_BOOL(4)));
+									PG_GETARG_BOOL(4), PG_GETARG_BOOL(5)));
 }
 
 /*
  * shared_stablebloom_create(name text, cells bigint, fpr float8, hashes int,
  *							 max int DEFAULT 1, seed bigint DEFAULT 0,
- *							 unlogged boolean DEFAULT false) -> regclass
+ *							 unlogged boolean DEFAULT false,
+ *							 if_not_exists boolean DEFAULT false) -> regclass
  *
  * The cells are rounded up to whole pages; P is derived from the fpr as in
  * stablebloom_sized, for the rounded number of cells.  Each page is a small
@@ -311,5 +392,5 @@ shared_stablebloom_create(PG_FUNCTION_ARGS)
 	meta.capacity = cells;
 	meta.fpr = fpr;
 	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
-									PG_GETARG_BOOL(6)));
+									PG_GETARG_BOOL(6), PG_GETARG_BOOL(7)));
 }
