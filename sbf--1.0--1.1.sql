@@ -189,6 +189,11 @@ CREATE FUNCTION shared_contains(filter regclass, value bigint) RETURNS boolean
 COMMENT ON FUNCTION shared_contains(regclass, bigint) IS
 	'true when the value was probably added to the shared filter';
 
+CREATE FUNCTION shared_reset(filter regclass) RETURNS regclass
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_reset(regclass) IS
+	'empty a shared filter, keeping its parameters (TRUNCATE and its metapage written again)';
+
 CREATE FUNCTION shared_info(filter regclass) RETURNS jsonb
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION shared_info(regclass) IS

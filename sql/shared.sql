@@ -212,6 +212,36 @@ SELECT shared_stablebloom_create('recent', 100000, 0.01, 3, max => 3, if_not_exi
 SELECT pg_temp.error_of($$ SELECT shared_stablebloom_create('recent', 100000, 0.01, 4, max => 3, if_not_exists => true) $$);
 SELECT pg_temp.error_of($$ SELECT shared_bloom_create('links_seen', 1000000, 0.01) $$);
 
+-- Reset: empty a filter and keep its parameters (yesterday's crawl's filter
+-- for today's crawl).  It is a TRUNCATE: it needs the TRUNCATE privilege
+-- and a rollback keeps what the filter held.
+SELECT shared_bloom_create('daily', 10000, 0.01, unlogged => true);
+SELECT shared_test_and_add('daily', ARRAY['https://example.com/1', 'https://example.com/2']);
+BEGIN;
+SELECT shared_reset('daily');
+SELECT shared_contains('daily', 'https://example.com/1') AS after_reset;
+ROLLBACK;
+SELECT shared_contains('daily', 'https://example.com/1') AS after_rollback;
+SELECT shared_info('daily') AS before \gset
+SELECT shared_reset('daily');
+SELECT shared_test_and_add('daily', 'https://example.com/1') AS seen_after_reset,
+	   shared_contains('daily', 'https://example.com/2') AS other_after_reset;
+SELECT (shared_info('daily') - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes')
+	 = (:'before'::jsonb - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes') AS same_parameters,
+	   shared_info('daily') -> 'pages_written' AS pages_written;
+-- in the transaction that made it, too
+BEGIN;
+SELECT shared_stablebloom_create('pg_temp.scratch', 100000, 0.01, 3);
+SELECT shared_test_and_add('pg_temp.scratch', 'a');
+SELECT shared_reset('pg_temp.scratch');
+SELECT shared_test_and_add('pg_temp.scratch', 'a') AS seen_after_reset;
+ROLLBACK;
+SET ROLE sbf_shared_reader;
+SELECT pg_temp.error_of($$ SELECT shared_reset('daily') $$);
+RESET ROLE;
+SELECT pg_temp.error_of($$ SELECT shared_reset('pg_class') $$);
+DROP TABLE daily;
+
 -- What a driver sends.  A list sent as an untyped parameter (psycopg 3's
 -- Python list, or a '{...}' string) would reach the one-value function and
 -- be added as one value: the one-value functions refuse a text that

@@ -51,6 +51,7 @@
 
 PG_FUNCTION_INFO_V1(shared_bloom_create);
 PG_FUNCTION_INFO_V1(shared_stablebloom_create);
+PG_FUNCTION_INFO_V1(shared_reset);
 
 /*
  * Write the metapage and give the relation its full, sparse size; for an
@@ -393,4 +394,42 @@ shared_stablebloom_create(PG_FUNCTION_ARGS)
 	meta.fpr = fpr;
 	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
 									PG_GETARG_BOOL(6), PG_GETARG_BOOL(7)));
+}
+
+/*
+ * shared_reset(filter regclass) -> regclass
+ *
+ * Empty the filter, keeping its parameters: TRUNCATE it as the caller
+ * (who needs TRUNCATE on it, and whose transaction it is part of, so a
+ * rollback keeps what it held), then give the new storage the metapage it
+ * had, as creation does.  A filter of the pages layout stays one: its
+ * parameters are its metapage's.
+ */
+Datum
+shared_reset(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel = sbf_shared_open(relid, AccessExclusiveLock, ACL_TRUNCATE);
+	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	char	   *sql = psprintf("TRUNCATE TABLE %s",
+							   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+														  RelationGetRelationName(rel)));
+	int			nestlevel;
+
+	relation_close(rel, NoLock);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed: %s", sql);
+	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
+
+	rel = table_open(relid, AccessExclusiveLock);
+	sbf_shared_init_storage(rel, &meta);
+	table_close(rel, NoLock);
+	PG_RETURN_OID(relid);
 }
