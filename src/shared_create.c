@@ -188,6 +188,27 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
 }
 
 /*
+ * Run a utility statement (CREATE TABLE, TRUNCATE) as the caller, through
+ * SPI.  Every name in it is qualified; search_path set to pg_catalog and
+ * pg_temp for its duration guards what the statement itself runs.
+ */
+static void
+sbf_run_utility(const char *sql)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed: %s", sql);
+	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
+}
+
+/*
  * Creations of filters of one name in one schema wait for each other: an
  * advisory lock of the transaction on (database, schema, hash of the name),
  * with a fourth field no SQL-level advisory lock uses.  Two sessions
@@ -265,7 +286,6 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
 	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
 	char	   *sql;
-	int			nestlevel;
 	Oid			relid;
 	Relation	rel;
 
@@ -282,17 +302,7 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
 				   quote_identifier(get_namespace_name(nspid)),
 				   quote_identifier(rv->relname));
 
-	/* every name above is qualified; this guards what CREATE TABLE runs */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute failed: %s", sql);
-	SPI_finish();
-	AtEOXact_GUC(false, nestlevel);
+	sbf_run_utility(sql);
 
 	relid = get_relname_relid(rv->relname, nspid);
 	if (!OidIsValid(relid))
@@ -414,19 +424,9 @@ shared_reset(PG_FUNCTION_ARGS)
 	char	   *sql = psprintf("TRUNCATE TABLE %s",
 							   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 														  RelationGetRelationName(rel)));
-	int			nestlevel;
 
 	relation_close(rel, NoLock);
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute failed: %s", sql);
-	SPI_finish();
-	AtEOXact_GUC(false, nestlevel);
+	sbf_run_utility(sql);
 
 	rel = table_open(relid, AccessExclusiveLock);
 	sbf_shared_init_storage(rel, &meta);
