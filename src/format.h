@@ -305,6 +305,7 @@ typedef SlidingBloomData *SlidingBloom;
 #define SBF_SHARED_LAYOUT_LINES	2
 #define SBF_LINE_BYTES			64
 #define SBF_LINE_BITS			(SBF_LINE_BYTES * 8)
+#define SBF_LINE_WORDS			(SBF_LINE_BYTES / 8)
 #define SBF_BLOCK_LINES			(SBF_BLOCK_BYTES / SBF_LINE_BYTES)
 #define SBF_LINES_BLOCK_OFFSET	64
 #define SBF_SHARED_BLOOM		1

@@ -89,11 +89,11 @@ sbf_add_to_page(Page page, const SbfSharedMeta *meta,
 				const SbfBatchItem *items, int n, bool *answers)
 {
 	uint8	   *block = sbf_page_block(meta, page);
+	SbfPageOpaque *opaque = sbf_page_opaque(page);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		answers[items[i].index] = sbf_page_add(meta, block, sbf_page_opaque(page),
-											   items[i].hash);
+		answers[items[i].index] = sbf_page_add(meta, block, opaque, items[i].hash);
 }
 
 /*
@@ -206,11 +206,11 @@ sbf_add_lines_logged(Buffer buf, const SbfSharedMeta *meta,
 	{
 		uint64	   *words = sbf_line_words(block, items[i].hash);
 
-		line = (int) (((uint8 *) words - block) / SBF_LINE_BYTES);
+		line = (int) sbf_line_of(items[i].hash, SBF_BLOCK_LINES);
 		if ((touched[line / 64] & (UINT64CONST(1) << (line % 64))) == 0)
 		{
 			touched[line / 64] |= UINT64CONST(1) << (line % 64);
-			memcpy(&before[line * 8], words, SBF_LINE_BYTES);
+			memcpy(&before[line * SBF_LINE_WORDS], words, SBF_LINE_BYTES);
 		}
 		answers[items[i].index] = sbf_line_probe(words, meta->hashes,
 												 items[i].hash, true);
@@ -222,11 +222,11 @@ sbf_add_lines_logged(Buffer buf, const SbfSharedMeta *meta,
 
 		if ((touched[line / 64] & (UINT64CONST(1) << (line % 64))) == 0)
 			continue;
-		while (w < 8)
+		while (w < SBF_LINE_WORDS)
 		{
 			int			run = w;
 
-			while (w < 8 && words[w] != before[line * 8 + w])
+			while (w < SBF_LINE_WORDS && words[w] != before[line * SBF_LINE_WORDS + w])
 				w++;
 			if (w > run)
 				sbf_delta_append(delta, (const char *) page,
@@ -413,9 +413,9 @@ Datum
 shared_test_and_add(PG_FUNCTION_ARGS)
 {
 	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
+	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
 
-	sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
-	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1), kind));
+	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), value, kind));
 }
 
 /* shared_test_and_add(filter regclass, value bigint) -> bool */

@@ -72,9 +72,9 @@ Datum
 shared_contains(PG_FUNCTION_ARGS)
 {
 	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
+	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
 
-	sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
-	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1), kind));
+	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), value, kind));
 }
 
 /* shared_contains(filter regclass, value bigint) -> bool */
