@@ -26,6 +26,7 @@ OBJS = \
 	src/shared_create.o \
 	src/shared_insert.o \
 	src/shared_page.o \
+	src/shared_pending.o \
 	src/shared_read.o \
 	src/simhash.o \
 	src/simhash_gin.o \
@@ -43,7 +44,7 @@ REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges shared_create
+	shared_lock_privileges shared_create shared_transactional
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

@@ -120,11 +120,11 @@ COMMENT ON ACCESS METHOD sbf_filter IS
 
 CREATE FUNCTION shared_bloom_create(name text, capacity bigint,
 		fpr double precision, seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
-		if_not_exists boolean DEFAULT false)
+		if_not_exists boolean DEFAULT false, transactional boolean DEFAULT true)
 	RETURNS regclass
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean, boolean) IS
-	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate; with if_not_exists, return the filter of that name made with the same parameters';
+COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean, boolean, boolean) IS
+	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate, whose adds a rollback undoes unless transactional is false; with if_not_exists, return the filter of that name made with the same parameters';
 
 CREATE FUNCTION shared_stablebloom_create(name text, cells bigint,
 		fpr double precision, hashes integer, max integer DEFAULT 1,

@@ -79,7 +79,7 @@ start_server() {
 		|| { cat "$dir/initdb.log" >&2; die "initdb failed"; }
 	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -t 60 \
 		-l "$dir/server.log" \
-		-o "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4" \
+		-o "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4 -c max_prepared_transactions=10" \
 		start >/dev/null \
 		|| { cat "$dir/server.log" >&2; die "the server did not start"; }
 }

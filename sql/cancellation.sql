@@ -60,7 +60,10 @@ RESET statement_timeout;
 -- every 65,536 values and sorted 524,288 at a time.  The batches are made
 -- first, so that the timeout runs while the filter works on them, and
 -- stored uncompressed, so that reading them takes a fraction of a second.
-SELECT shared_bloom_create('cancel_seen', 20000000, 0.01, unlogged => true);
+-- (A bulk load: adds that are not transactional, whose 10M uncommitted
+-- adds a transactional filter of this size would refuse.)
+SELECT shared_bloom_create('cancel_seen', 20000000, 0.01, unlogged => true,
+						   transactional => false);
 CREATE TEMP TABLE batches (urls text[], ids bigint[]);
 ALTER TABLE batches ALTER COLUMN urls SET STORAGE EXTERNAL,
 					ALTER COLUMN ids SET STORAGE EXTERNAL;

@@ -42,9 +42,10 @@ SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/a', 'https:/
 SELECT shared_test_and_add('links_seen', ARRAY[42, 43, 43, NULL]::bigint[]);
 SELECT shared_test_and_add('links_seen', '{}'::text[]);
 
--- A batch answers exactly as the same values added one by one
-SELECT shared_bloom_create('one_by_one', 1000, 0.01);
-SELECT shared_bloom_create('batched', 1000, 0.01);
+-- A batch answers exactly as the same values added one by one (each side
+-- is one transaction: its repeats are answered by its own pending adds)
+SELECT shared_bloom_create('one_by_one', 1000000, 0.01);
+SELECT shared_bloom_create('batched', 1000000, 0.01);
 SELECT count(*) AS values_compared,
        count(*) FILTER (WHERE one <> batch) AS differences,
        count(*) FILTER (WHERE one) AS seen
@@ -132,12 +133,39 @@ SELECT shared_contains('links_seen', 'https://example.com/a');
 SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', 'https://example.com/z') $$);
 ROLLBACK;
 
--- A rolled-back transaction's values stay (a filter cannot forget): only
--- more false positives, never fewer answers
+-- Adds are transactional: what a rolled-back transaction (or savepoint)
+-- added is new again; the transaction itself sees its own adds
 BEGIN;
 SELECT shared_test_and_add('links_seen', 'https://example.com/rolled-back');
+SELECT shared_contains('links_seen', 'https://example.com/rolled-back') AS own_add_seen;
 ROLLBACK;
 SELECT shared_contains('links_seen', 'https://example.com/rolled-back');
+BEGIN;
+SELECT shared_test_and_add('links_seen', 'https://example.com/kept');
+SAVEPOINT s;
+SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/undone', 'https://example.com/kept']);
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT shared_contains('links_seen', 'https://example.com/kept') AS kept,
+	   shared_contains('links_seen', 'https://example.com/undone') AS undone;
+SELECT shared_info('links_seen') -> 'uncommitted_adds' AS uncommitted_adds;
+
+-- A transaction holds at most 79 uncommitted adds on one page: past that,
+-- an ERROR that says to commit more often (it undoes the statement)
+SELECT shared_bloom_create('small', 1000, 0.01);
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('small', ARRAY(SELECT g::text FROM generate_series(1, 100) g)) $$);
+SELECT shared_test_and_add('small', ARRAY(SELECT g::text FROM generate_series(1, 79) g)) IS NOT NULL AS fits;
+
+-- A filter made with transactional => false adds at once, and keeps what a
+-- rolled-back transaction added: only more false positives
+SELECT shared_bloom_create('immediate', 1000, 0.01, transactional => false);
+BEGIN;
+SELECT shared_test_and_add('immediate', 'https://example.com/rolled-back');
+ROLLBACK;
+SELECT shared_contains('immediate', 'https://example.com/rolled-back');
+SELECT shared_info('immediate') -> 'transactional' AS transactional,
+	   shared_info('immediate') -> 'format_version' AS format_version;
+DROP TABLE small, immediate;
 
 -- Bad parameters
 SELECT pg_temp.error_of($$ SELECT shared_bloom_create('bad', 0, 0.01) $$);

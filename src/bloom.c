@@ -136,6 +136,12 @@ bloom_validate(const BloomData *filter, int sqlstate)
 				 errmsg("invalid bloom value"),
 				 errdetail("The line layout (flag 0x%x) is set without the blocked layout (flag 0x%x).",
 						   BLOOM_FLAG_LINES, BLOOM_FLAG_BLOCKED)));
+	if ((filter->flags & (BLOOM_FLAG_PENDING_LINES | BLOOM_FLAG_LINES)) == BLOOM_FLAG_PENDING_LINES)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid bloom value"),
+				 errdetail("The pending line layout (flag 0x%x) is set without the line layout (flag 0x%x).",
+						   BLOOM_FLAG_PENDING_LINES, BLOOM_FLAG_LINES)));
 	if (filter->bits < 1 || filter->bits > BLOOM_MAX_BITS)
 		ereport(ERROR,
 				(errcode(sqlstate),
@@ -211,6 +217,8 @@ bloom_copy_datum(Datum datum)
 static const char *
 bloom_layout_name(const BloomData *filter)
 {
+	if ((filter->flags & BLOOM_FLAG_PENDING_LINES) != 0)
+		return "pending line";
 	if ((filter->flags & BLOOM_FLAG_LINES) != 0)
 		return "line";
 	if ((filter->flags & BLOOM_FLAG_BLOCKED) != 0)
@@ -312,7 +320,7 @@ bloom_bits_set(const BloomData *filter)
 static double
 bloom_estimate_cardinality(const BloomData *filter, uint64 bits_set)
 {
-	double		m = (double) filter->bits;
+	double		m = (double) bloom_usable_bits(filter);
 	double		x = (double) bits_set;
 
 	if (x >= m)
@@ -324,7 +332,7 @@ bloom_estimate_cardinality(const BloomData *filter, uint64 bits_set)
 static double
 bloom_current_fpr(const BloomData *filter, uint64 bits_set)
 {
-	double		fill = (double) bits_set / (double) filter->bits;
+	double		fill = (double) bits_set / (double) bloom_usable_bits(filter);
 
 	return pow(fill, filter->hashes);
 }
@@ -569,7 +577,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	appendStringInfo(&buf, ", \"seed\": " INT64_FORMAT, (int64) filter->seed);
 	appendStringInfo(&buf, ", \"bits_set\": " UINT64_FORMAT, bits_set);
 	appendStringInfo(&buf, ", \"fill\": %s",
-					 float8out_internal((double) bits_set / (double) filter->bits));
+					 float8out_internal((double) bits_set / (double) bloom_usable_bits(filter)));
 	/* JSON has no infinity: a saturated filter has no estimate */
 	appendStringInfo(&buf, ", \"estimated_cardinality\": %s",
 					 isinf(cardinality) ? "null" : float8out_internal(cardinality));

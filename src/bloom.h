@@ -19,7 +19,8 @@
 #define BLOOM_SIZE(bits)	(BLOOM_HEADER_SIZE + BLOOM_WORDS(bits) * sizeof(uint64))
 #define BLOOM_IS_EMPTY(filter)	(((filter)->flags & BLOOM_FLAG_EMPTY) != 0)
 /* The flags that give a value's layout, and those with the empty form */
-#define BLOOM_LAYOUT_FLAGS		(BLOOM_FLAG_BLOCKED | BLOOM_FLAG_LINES)
+#define BLOOM_LAYOUT_FLAGS		(BLOOM_FLAG_BLOCKED | BLOOM_FLAG_LINES | \
+								 BLOOM_FLAG_PENDING_LINES)
 #define BLOOM_LAYOUT_FLAGS_EMPTY	(BLOOM_LAYOUT_FLAGS | BLOOM_FLAG_EMPTY)
 
 extern Bloom bloom_new(int64 bits, int32 hashes, uint64 seed, bool materialized);
@@ -56,15 +57,29 @@ bloom_probe_span(const BloomData *filter, SbfHash hash, uint64 *base,
 
 /*
  * The line layout (BLOOM_FLAG_LINES, with BLOOM_FLAG_BLOCKED): the 8 words
- * of the element's line in its block, probed by sbf_line_probe
+ * of the element's line in its block, probed by sbf_line_probe_state; with
+ * BLOOM_FLAG_PENDING_LINES, of the first SBF_PENDING_LINES lines, chosen by
+ * the line state as a transactional filter's page chooses it
  */
 static inline uint64 *
 bloom_line(const BloomData *filter, SbfHash hash)
 {
+	uint64		line = (filter->flags & BLOOM_FLAG_PENDING_LINES) != 0 ?
+		sbf_line_of_state(sbf_line_state(hash), SBF_PENDING_LINES) :
+		sbf_line_of(hash, SBF_BLOCK_LINES);
 	uint64		bit = sbf_block_of(hash, filter->bits / SBF_BLOCK_BITS) * SBF_BLOCK_BITS +
-		sbf_line_of(hash, SBF_BLOCK_LINES) * SBF_LINE_BITS;
+		line * SBF_LINE_BITS;
 
 	return (uint64 *) &filter->words[bit / 64];
+}
+
+/* The bits elements can set: all but the zero tail of each pending block */
+static inline uint64
+bloom_usable_bits(const BloomData *filter)
+{
+	if ((filter->flags & BLOOM_FLAG_PENDING_LINES) != 0)
+		return filter->bits / SBF_BLOCK_BITS * SBF_PENDING_LINES * SBF_LINE_BITS;
+	return filter->bits;
 }
 
 /* Test the k bits of one element */

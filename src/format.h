@@ -106,6 +106,13 @@ typedef struct BloomData
  * in one line of SBF_LINE_BITS bits, as in the filter's pages.
  */
 #define BLOOM_FLAG_LINES		0x0004
+/*
+ * flags, with BLOOM_FLAG_LINES: the line layout of a transactional shared
+ * filter (SBF_SHARED_LAYOUT_PENDING): a block's first SBF_PENDING_LINES
+ * lines hold its bits, the rest is zero, and an element's line and probes
+ * come from its line state alone (sbf_line_state in hash.h).
+ */
+#define BLOOM_FLAG_PENDING_LINES	0x0008
 
 typedef BloomData *Bloom;
 
@@ -300,9 +307,20 @@ typedef SlidingBloomData *SlidingBloom;
  * of an element fall in one line: line sbf_line_of(hash) of the block,
  * bits as sbf_line_probe (hash.h) draws them.  One cache miss an element
  * instead of k; the filter is sized for it (sizing.c).
+ *
+ * SBF_SHARED_LAYOUT_PENDING (3, transactional bloom filters, the default
+ * since): the line layout with SBF_PENDING_LINES lines, whose element's
+ * line and probes both come from its line state (sbf_line_state), and
+ * after them, up to the special space, the page's pending adds: an
+ * SbfPendingAdd for each value added by a transaction that had not
+ * committed when the page was last changed, pd_lower at the end of the
+ * last one.  A pending add counts as present once its transaction has
+ * committed, and as absent if it aborted; the next add to the page folds
+ * the first kind into the bits and drops the second (shared_insert.c).
  */
 #define SBF_SHARED_LAYOUT_PAGES	1
 #define SBF_SHARED_LAYOUT_LINES	2
+#define SBF_SHARED_LAYOUT_PENDING	3
 #define SBF_LINE_BYTES			64
 #define SBF_LINE_BITS			(SBF_LINE_BYTES * 8)
 #define SBF_LINE_WORDS			(SBF_LINE_BYTES / 8)
@@ -313,6 +331,51 @@ typedef SlidingBloomData *SlidingBloom;
 
 #define SBF_BLOCK_BYTES			8000
 #define SBF_BLOCK_BITS			((uint64) SBF_BLOCK_BYTES * 8)
+
+/*
+ * The pending layout: 112 lines of bits (7,168 bytes), then room for
+ * SBF_PENDING_MAX adds of SBF_PENDING_BYTES up to the special space.  A
+ * row of the table (COPY) still carries SBF_BLOCK_BYTES, zero after the
+ * lines, with the committed pending adds folded in.
+ */
+#define SBF_PENDING_LINES		112
+#define SBF_PENDING_START		(SBF_LINES_BLOCK_OFFSET + SBF_PENDING_LINES * SBF_LINE_BYTES)
+#define SBF_PENDING_BYTES		12
+#define SBF_PENDING_MAX			79
+
+/*
+ * A pending add: the transaction that added the value (a subtransaction's
+ * own id inside a savepoint) and the value's line state, which gives its
+ * line and its probes.  Twelve bytes, 4-byte aligned, so the state is two
+ * halves, native byte order as every page.
+ */
+typedef struct SbfPendingAdd
+{
+	TransactionId xid;
+	uint32		state_lo;
+	uint32		state_hi;
+} SbfPendingAdd;
+
+/* The bits of a data page of a layout */
+static inline uint64
+sbf_layout_block_bits(int layout)
+{
+	if (layout == SBF_SHARED_LAYOUT_PENDING)
+		return SBF_PENDING_LINES * SBF_LINE_BITS;
+	return SBF_BLOCK_BITS;
+}
+
+/* Whether the bytes [from, SBF_BLOCK_BYTES) of a block are all zero */
+static inline bool
+sbf_block_is_zero_from(const uint8 *block, Size from)
+{
+	Size		i;
+
+	for (i = from; i < SBF_BLOCK_BYTES; i++)
+		if (block[i] != 0)
+			return false;
+	return true;
+}
 
 /* The metapage's contents (at PageGetContents of block 0), 64 bytes */
 typedef struct SbfSharedMeta

@@ -115,13 +115,29 @@ sbf_line_of(SbfHash hash, uint64 lines)
 }
 
 /*
- * Set (or, with set false, only test) the k bits of an element in its
- * line, the 8 words at LINE; return whether all were set before
+ * The line state of an element: the seed of its probes, and in the pending
+ * layout (SBF_SHARED_LAYOUT_PENDING) of its line too (sbf_line_of_state),
+ * so that a pending add keeps 64 bits of a value, not 128
+ */
+static inline uint64
+sbf_line_state(SbfHash hash)
+{
+	return hash.h1 ^ hash.h2;
+}
+
+static inline uint64
+sbf_line_of_state(uint64 state, uint64 lines)
+{
+	return (uint64) (((unsigned __int128) state * lines) >> 64);
+}
+
+/*
+ * Set (or, with set false, only test) the k bits drawn from a line state in
+ * its line, the 8 words at LINE; return whether all were set before
  */
 static inline bool
-sbf_line_probe(uint64 *line, int hashes, SbfHash hash, bool set)
+sbf_line_probe_state(uint64 *line, int hashes, uint64 state, bool set)
 {
-	uint64		state = hash.h1 ^ hash.h2;
 	uint64		fields = 0;
 	bool		present = true;
 	int			i;
@@ -145,6 +161,13 @@ sbf_line_probe(uint64 *line, int hashes, SbfHash hash, bool set)
 		}
 	}
 	return present;
+}
+
+/* The same for an element */
+static inline bool
+sbf_line_probe(uint64 *line, int hashes, SbfHash hash, bool set)
+{
+	return sbf_line_probe_state(line, hashes, sbf_line_state(hash), set);
 }
 
 #endif							/* SBF_HASH_H */

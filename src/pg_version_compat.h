@@ -80,4 +80,19 @@ typedef bool TU_UpdateIndexes;
 	index_beginscan((heap), (index), (snapshot), (nkeys), (norderbys))
 #endif
 
+/*
+ * 18: vac_update_relstats takes the count of all-frozen pages after the
+ * all-visible ones; a shared filter has neither.
+ */
+#if PG_VERSION_NUM >= 180000
+#define vac_update_relstats_compat(rel, pages, tuples, visible, hasindex, \
+								   frozenxid, minmulti, xid_updated, \
+								   multi_updated, in_outer_xact) \
+	vac_update_relstats((rel), (pages), (tuples), (visible), 0, (hasindex), \
+						(frozenxid), (minmulti), (xid_updated), \
+						(multi_updated), (in_outer_xact))
+#else
+#define vac_update_relstats_compat vac_update_relstats
+#endif
+
 #endif							/* SBF_PG_VERSION_COMPAT_H */

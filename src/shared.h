@@ -47,6 +47,12 @@ StaticAssertDecl(SBF_LINES_BLOCK_OFFSET >= MAXALIGN(SizeOfPageHeaderData) &&
 				 "the line layout's block is whole lines after the page header");
 StaticAssertDecl(sizeof(SbfSharedMeta) == 64,
 				 "the metapage's contents are 64 bytes");
+StaticAssertDecl(sizeof(SbfPendingAdd) == SBF_PENDING_BYTES &&
+				 SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES <=
+				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) &&
+				 SBF_PENDING_START + SBF_PENDING_BYTES * SBF_PENDING_MAX >
+				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) - SBF_PENDING_BYTES,
+				 "the pending adds fill the page after the lines");
 
 /* A hint to bring an address into the cache; nothing where unsupported */
 #if defined(__GNUC__) || defined(__clang__)
@@ -105,6 +111,28 @@ extern Datum sbf_refuse_array_literal(Datum value, SbfElementKind kind);
 extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
 									  Page page, BlockNumber blkno);
 
+/* shared_pending.c */
+typedef enum SbfXidStatus
+{
+	SBF_XID_OWN,				/* this transaction or one of its open
+								 * subtransactions */
+	SBF_XID_IN_PROGRESS,		/* another transaction, still open (or
+								 * prepared) */
+	SBF_XID_COMMITTED,
+	SBF_XID_ABORTED				/* or crashed before it committed */
+} SbfXidStatus;
+
+extern SbfXidStatus sbf_xid_status(TransactionId xid);
+extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
+							 uint64 state, const SbfXidStatus *status);
+extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,
+								   uint8 *dest);
+
+/* shared_insert.c */
+extern TransactionId sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
+										   BlockNumber blkno,
+										   BufferAccessStrategy strategy);
+
 /* shared_create.c */
 extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
 extern void sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta);
@@ -125,40 +153,73 @@ sbf_shared_page_cells(const SbfSharedMeta *meta)
 
 /*
  * Where a page's contents start: the metapage's fields right after the
- * page header, a data page's block there too or, in the line layout, at
+ * page header, a data page's block there too or, in the line layouts, at
  * SBF_LINES_BLOCK_OFFSET (format.h).  meta may be NULL for the metapage.
  */
 static inline Size
 sbf_contents_offset(const SbfSharedMeta *meta, BlockNumber blkno)
 {
-	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_LINES)
+	if (blkno != SBF_METAPAGE_BLKNO && meta->version != SBF_SHARED_LAYOUT_PAGES)
 		return SBF_LINES_BLOCK_OFFSET;
 	return MAXALIGN(SizeOfPageHeaderData);
 }
 
 /*
+ * Where a page's pd_lower must be: at the end of its contents; in the
+ * pending layout, at the end of one of its 0..SBF_PENDING_MAX pending adds
+ */
+static inline bool
+sbf_page_lower_valid(const SbfSharedMeta *meta, BlockNumber blkno,
+					 LocationIndex lower)
+{
+	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
+		return lower >= SBF_PENDING_START &&
+			lower <= SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES &&
+			(lower - SBF_PENDING_START) % SBF_PENDING_BYTES == 0;
+	return lower == sbf_contents_offset(meta, blkno) +
+		((blkno == SBF_METAPAGE_BLKNO) ? sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES);
+}
+
+/*
  * A page that is not new must have the layout sbf_shared_page_init gave it:
  * its block (or the metapage's fields) where its layout puts them, pd_lower
- * at their end, and the special space at the end of the page.  Checked
- * whenever such a page is read, before anything is taken from it: a
- * corrupted header would otherwise put the special space outside the page,
- * and a pd_lower inside the block would make generic WAL zero part of it.
- * meta may be NULL for the metapage.
+ * at their end (or at the end of its pending adds), and the special space
+ * at the end of the page.  Checked whenever such a page is read, before
+ * anything is taken from it: a corrupted header would otherwise put the
+ * special space outside the page, and a pd_lower inside the block would
+ * make generic WAL zero part of it.  meta may be NULL for the metapage.
  */
 static inline void
 sbf_shared_check_page(Relation rel, const SbfSharedMeta *meta, Page page,
 					  BlockNumber blkno)
 {
 	PageHeader	header = (PageHeader) page;
-	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
-		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
 	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
 
 	if (unlikely(header->pd_pagesize_version != (BLCKSZ | PG_PAGE_LAYOUT_VERSION) ||
-				 header->pd_lower != sbf_contents_offset(meta, blkno) + contents ||
+				 !sbf_page_lower_valid(meta, blkno, header->pd_lower) ||
 				 header->pd_upper != special ||
 				 header->pd_special != special))
 		sbf_shared_page_corrupted(rel, meta, page, blkno);
+}
+
+/* The pending layout's adds on a page, and how many there are */
+static inline SbfPendingAdd *
+sbf_pending_adds(Page page)
+{
+	return (SbfPendingAdd *) ((char *) page + SBF_PENDING_START);
+}
+
+static inline int
+sbf_pending_count(Page page)
+{
+	return (((PageHeader) page)->pd_lower - SBF_PENDING_START) / SBF_PENDING_BYTES;
+}
+
+static inline uint64
+sbf_pending_state(const SbfPendingAdd *add)
+{
+	return ((uint64) add->state_hi << 32) | add->state_lo;
 }
 
 /* A data page's block */
@@ -181,7 +242,17 @@ sbf_line_words(uint8 *block, SbfHash hash)
 	return (uint64 *) (block + sbf_line_of(hash, SBF_BLOCK_LINES) * SBF_LINE_BYTES);
 }
 
-/* All k probed cells (bits) of the element's page are non-zero */
+/* The pending layout: the 8 words of the line of a line state */
+static inline uint64 *
+sbf_state_line_words(uint8 *block, uint64 state)
+{
+	return (uint64 *) (block + sbf_line_of_state(state, SBF_PENDING_LINES) * SBF_LINE_BYTES);
+}
+
+/*
+ * All k probed cells (bits) of the element's page are non-zero (in the
+ * pending layout: in the bits, not counting the page's pending adds)
+ */
 static inline bool
 sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
 {
@@ -189,6 +260,13 @@ sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
 	SbfProbe	probe;
 	int			i;
 
+	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+	{
+		uint64		state = sbf_line_state(hash);
+
+		return sbf_line_probe_state(sbf_state_line_words((uint8 *) block, state),
+									meta->hashes, state, false);
+	}
 	if (meta->version == SBF_SHARED_LAYOUT_LINES)
 		return sbf_line_probe(sbf_line_words((uint8 *) block, hash),
 							  meta->hashes, hash, false);
@@ -206,6 +284,7 @@ sbf_page_test(const SbfSharedMeta *meta, const uint8 *block, SbfHash hash)
  * & Rafiei's insertion confined to the page (see stablebloom_add_hash): the
  * P decremented cells are consecutive, mod the page's cells, from a start
  * drawn from the page's own PRNG, so one insertion touches one page.
+ * (The pending layout adds through pending adds: shared_insert.c.)
  */
 static inline bool
 sbf_page_add(const SbfSharedMeta *meta, uint8 *block, SbfPageOpaque *opaque,

@@ -17,7 +17,8 @@
  *	  into an empty filter, then data pages in any order.
  *
  * UPDATE, DELETE, indexes, TABLESAMPLE and row locks have no meaning here
- * and are refused; VACUUM has nothing to do and ANALYZE samples nothing.
+ * and are refused; VACUUM folds a transactional filter's pending adds and
+ * ANALYZE samples nothing.
  * The row of page n has the ctid (n,1), and can be fetched by it.  There
  * is no MVCC: a scan sees the pages as they are.
  *
@@ -39,6 +40,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "replication/logicalworker.h"
+#include "storage/procarray.h"
 #include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -229,8 +231,7 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	else if (found)
 	{
 		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
-		memcpy(data + sizeof(uint64), sbf_page_block(sbf_shared_meta(rel), page),
-			   SBF_BLOCK_BYTES);
+		sbf_page_visible_block(sbf_shared_meta(rel), page, (uint8 *) data + sizeof(uint64));
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
@@ -410,6 +411,15 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 				 errdetail("A data page holds %zu bytes, not %zu.",
 						   len, (Size) SBF_ROW_DATA_SIZE)));
 	sbf_check_row_cells(rel, &meta, pageno, (const uint8 *) bytes + sizeof(uint64));
+	if (meta.version == SBF_SHARED_LAYOUT_PENDING &&
+		!sbf_block_is_zero_from((const uint8 *) bytes + sizeof(uint64),
+								SBF_PENDING_LINES * SBF_LINE_BYTES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
+						pageno, RelationGetRelationName(rel)),
+				 errdetail("A transactional filter's page has bits in its first %d lines only; the rest of its data is zero.",
+						   SBF_PENDING_LINES)));
 	memcpy(&prng, bytes, sizeof(uint64));
 	sbf_shared_write_page(rel, (BlockNumber) pageno, prng,
 						  (const uint8 *) bytes + sizeof(uint64));
@@ -496,7 +506,8 @@ sbf_relation_set_new_filelocator(Relation rel,
 	SMgrRelation srel;
 
 	sbf_shared_check_relation(rel, NULL, NULL);
-	*freezeXid = InvalidTransactionId;
+	/* the oldest id a page can hold (see sbf_relation_vacuum) */
+	*freezeXid = RecentXmin;
 	*minmulti = InvalidMultiXactId;
 
 	srel = RelationCreateStorage(*newrlocator, persistence, true);
@@ -586,30 +597,67 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	for (blkno = 1; blkno <= meta.pages; blkno++)
 	{
 		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
-		PGAlignedBlock copy;
+		uint8		block[SBF_BLOCK_BYTES];
+		uint64		prng;
+		bool		isnew;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!BufferIsValid(buf))
 			break;
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+		isnew = PageIsNew(BufferGetPage(buf));
+		if (!isnew)
+		{
+			sbf_shared_check_page(OldTable, &meta, BufferGetPage(buf), (BlockNumber) blkno);
+			/* committed pending adds are folded in, aborted ones left out */
+			sbf_page_visible_block(&meta, BufferGetPage(buf), block);
+			prng = sbf_page_opaque(BufferGetPage(buf))->prng;
+		}
 		UnlockReleaseBuffer(buf);
-		if (PageIsNew((Page) copy.data))
+		if (isnew)
 			continue;
-		sbf_shared_check_page(OldTable, &meta, (Page) copy.data, (BlockNumber) blkno);
-		sbf_shared_write_page(NewTable, (BlockNumber) blkno,
-							  sbf_page_opaque((Page) copy.data)->prng,
-							  sbf_page_block(&meta, (Page) copy.data));
+		sbf_shared_write_page(NewTable, (BlockNumber) blkno, prng, block);
 		*num_tuples += 1;
 	}
 	FreeAccessStrategy(strategy);
 }
 
+/*
+ * VACUUM: no dead rows, pages are changed in place; but a transactional
+ * filter's pages keep transaction ids in their pending adds, so the table
+ * has a relfrozenxid, and VACUUM folds or drops every pending add whose
+ * transaction has ended and advances it to the oldest that stays.  The
+ * commit log can then be truncated past it: an anti-wraparound VACUUM
+ * (autovacuum runs it whatever its settings) keeps every id a page holds
+ * readable.
+ */
 static void
 sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
-	/* no dead rows: pages are changed in place */
+	TransactionId frozen = GetOldestNonRemovableTransactionId(rel);
+	bool		frozenxid_updated;
+	bool		minmulti_updated;
+
+	if (sbf_shared_has_meta(rel) &&
+		sbf_shared_meta(rel)->version == SBF_SHARED_LAYOUT_PENDING)
+	{
+		SbfSharedMeta meta = *sbf_shared_meta(rel);
+		uint64		blkno;
+
+		for (blkno = 1; blkno <= meta.pages; blkno++)
+		{
+			TransactionId oldest;
+
+			CHECK_FOR_INTERRUPTS();
+			oldest = sbf_pending_fold_page(rel, &meta, (BlockNumber) blkno, bstrategy);
+			if (TransactionIdIsValid(oldest) && TransactionIdPrecedes(oldest, frozen))
+				frozen = oldest;
+		}
+	}
+	vac_update_relstats_compat(rel, RelationGetNumberOfBlocks(rel), -1, 0, false,
+							   frozen, InvalidMultiXactId,
+							   &frozenxid_updated, &minmulti_updated, false);
 }
 
 static uint64

@@ -246,6 +246,9 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
 	bool		same = old->kind == meta->kind &&
 		old->capacity == meta->capacity && old->fpr == meta->fpr &&
 		old->seed == meta->seed &&
+		(old->kind != SBF_SHARED_BLOOM ||
+		 (old->version == SBF_SHARED_LAYOUT_PENDING) ==
+		 (meta->version == SBF_SHARED_LAYOUT_PENDING)) &&
 		(old->kind == SBF_SHARED_BLOOM ||
 		 (old->hashes == meta->hashes && old->max == meta->max)) &&
 		(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED) == unlogged;
@@ -256,9 +259,11 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
 				 errmsg("shared filter \"%s\" already exists with other parameters",
 						RelationGetRelationName(rel)),
 				 old->kind == SBF_SHARED_BLOOM ?
-				 errdetail("It is a %s bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ".",
+				 errdetail("It is a %s%s bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ".",
 						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
 						   "unlogged" : "logged",
+						   old->version == SBF_SHARED_LAYOUT_PENDING ?
+						   " transactional" : " non-transactional",
 						   old->capacity, old->fpr, (int64) old->seed) :
 				 errdetail("It is a %s stablebloom filter of " INT64_FORMAT " cells at false-positive rate %g, %u hashes, max %u, seed " INT64_FORMAT ".",
 						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
@@ -327,23 +332,30 @@ sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
 /*
  * shared_bloom_create(name text, capacity bigint, fpr float8,
  *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
- *					   if_not_exists boolean DEFAULT false) -> regclass
+ *					   if_not_exists boolean DEFAULT false,
+ *					   transactional boolean DEFAULT true) -> regclass
+ *
+ * A transactional filter has the pending layout (format.h): its adds are
+ * undone by a rollback.  Without, the line layout: adds are immediate and
+ * stay, as they always did.
  */
 Datum
 shared_bloom_create(PG_FUNCTION_ARGS)
 {
 	int64		capacity = PG_GETARG_INT64(1);
 	double		fpr = PG_GETARG_FLOAT8(2);
+	bool		transactional = PG_GETARG_BOOL(6);
 	SbfSharedMeta meta;
 	int			hashes;
 
 	sbf_shared_meta_common(&meta, SBF_SHARED_BLOOM, PG_GETARG_INT64(3));
-	meta.version = SBF_SHARED_LAYOUT_LINES;
-	meta.pages = sbf_blocked_bloom_pages(SBF_SHARED_LAYOUT_LINES, capacity, fpr, &hashes);
+	meta.version = transactional ? SBF_SHARED_LAYOUT_PENDING : SBF_SHARED_LAYOUT_LINES;
+	meta.block_bits = (uint32) sbf_layout_block_bits(meta.version);
+	meta.pages = sbf_blocked_bloom_pages(meta.version, capacity, fpr, &hashes);
 	meta.hashes = (uint16) hashes;
 	meta.max = 1;
 	meta.cell_bits = 1;
-	meta.cells = meta.pages * SBF_BLOCK_BITS;
+	meta.cells = meta.pages * meta.block_bits;
 	meta.decrements = 0;
 	meta.capacity = capacity;
 	meta.fpr = fpr;

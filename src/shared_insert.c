@@ -43,6 +43,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/array.h"
 #include "port/pg_bitutils.h"
@@ -264,6 +265,9 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	END_CRIT_SECTION();
 }
 
+static void sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
+								  const SbfBatchItem *items, int n, bool *answers);
+
 /*
  * Test-and-add the n values of one page, in input order, writing their
  * answers.
@@ -273,12 +277,18 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 			  const SbfBatchItem *items, int n, bool *answers)
 {
 	bool		wal = RelationNeedsWAL(rel);
-	Buffer		buf = sbf_shared_pin(rel, items[0].page);
+	Buffer		buf;
 	GenericXLogState *state = NULL;
 	bool		isnew;
 	Page		page;
 	int			i;
 
+	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+	{
+		sbf_add_group_pending(rel, meta, items, n, answers);
+		return;
+	}
+	buf = sbf_shared_pin(rel, items[0].page);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	isnew = PageIsNew(BufferGetPage(buf));
 	if (!isnew)
@@ -340,6 +350,335 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	else
 		MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * The pending layout (SBF_SHARED_LAYOUT_PENDING): transactional adds.
+ *
+ * Under the page's exclusive lock, its committed pending adds are folded
+ * into the bits and its aborted ones dropped; then each value, in input
+ * order, is present if its bits are all set or if it has a pending add of
+ * this transaction; otherwise it gets a pending add of this transaction
+ * (the subtransaction's id inside a savepoint) and is answered new.  A
+ * value with a pending add of another open transaction is neither: as a
+ * unique index's insertion does, the adder waits for that transaction to
+ * end (XactLockTableWait, so deadlocks are detected) and tries the value
+ * again.  A page full of open transactions' adds waits for one of them in
+ * the same way; full of this transaction's own, it is an ERROR: nothing
+ * can make room before this transaction ends.
+ *
+ * What can ERROR (the transactions' status in the commit log, the proc
+ * array) is asked before the page is changed: the change itself, decided
+ * from those answers, is made and logged in one critical section.
+ */
+typedef struct SbfPendingPass
+{
+	int			done;			/* values answered */
+	TransactionId wait;			/* an open transaction to wait for */
+	bool		full;			/* the page is full of this transaction's */
+	uint64		folded[2];		/* lines whose bits changed */
+} SbfPendingPass;
+
+StaticAssertDecl(SBF_PENDING_LINES <= 128, "SbfPendingPass.folded has 128 bits");
+
+/* What each pending add of the page counts as now (outside any critical section) */
+static void
+sbf_pending_statuses(Page page, SbfXidStatus *status)
+{
+	const SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			n = sbf_pending_count(page);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		status[i] = (i > 0 && adds[i].xid == adds[i - 1].xid) ?
+			status[i - 1] : sbf_xid_status(adds[i].xid);
+}
+
+/*
+ * Fold and add on an initialized page, from the statuses taken under the
+ * same lock: no ERROR, no allocation, so it can run in a critical section.
+ */
+static void
+sbf_pending_pass(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
+				 TransactionId xid, const SbfBatchItem *items, int n,
+				 bool *answers, SbfPendingPass *pass)
+{
+	PageHeader	header = (PageHeader) page;
+	uint8	   *block = sbf_page_block(meta, page);
+	SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			count = sbf_pending_count(page);
+	int			kept = 0;
+	int			i;
+
+	/* committed adds become bits, aborted ones go */
+	for (i = 0; i < count; i++)
+	{
+		uint64		state = sbf_pending_state(&adds[i]);
+
+		if (status[i] == SBF_XID_COMMITTED)
+		{
+			int			line = (int) sbf_line_of_state(state, SBF_PENDING_LINES);
+
+			(void) sbf_line_probe_state(sbf_state_line_words(block, state),
+										meta->hashes, state, true);
+			pass->folded[line / 64] |= UINT64CONST(1) << (line % 64);
+		}
+		if (status[i] == SBF_XID_OWN || status[i] == SBF_XID_IN_PROGRESS)
+		{
+			adds[kept] = adds[i];
+			status[kept] = status[i];
+			kept++;
+		}
+	}
+	/* what the adds no longer use is the page's hole, zero */
+	if (SBF_PENDING_START + kept * SBF_PENDING_BYTES < header->pd_lower)
+		memset((char *) page + SBF_PENDING_START + kept * SBF_PENDING_BYTES, 0,
+			   header->pd_lower - (SBF_PENDING_START + kept * SBF_PENDING_BYTES));
+	count = kept;
+	header->pd_lower = SBF_PENDING_START + count * SBF_PENDING_BYTES;
+
+	for (pass->done = 0; pass->done < n; pass->done++)
+	{
+		const SbfBatchItem *item = &items[pass->done];
+		uint64		state = sbf_line_state(item->hash);
+		int			open = -1;
+
+		/* present with this transaction's own adds, as if already folded */
+		if (sbf_pending_test(meta, page, state, status))
+		{
+			answers[item->index] = true;
+			continue;
+		}
+		for (i = 0; i < count; i++)
+			if (sbf_pending_state(&adds[i]) == state)
+				break;
+		if (i < count)
+		{
+			/* another transaction's, still open (its own would be present) */
+			pass->wait = adds[i].xid;
+			break;
+		}
+		if (count == SBF_PENDING_MAX)
+		{
+			for (i = 0; i < count && open < 0; i++)
+				if (status[i] == SBF_XID_IN_PROGRESS)
+					open = i;
+			if (open >= 0)
+				pass->wait = adds[open].xid;
+			else
+				pass->full = true;
+			break;
+		}
+		adds[count].xid = xid;
+		adds[count].state_lo = (uint32) state;
+		adds[count].state_hi = (uint32) (state >> 32);
+		status[count] = SBF_XID_OWN;
+		count++;
+		header->pd_lower += SBF_PENDING_BYTES;
+		answers[item->index] = false;
+	}
+}
+
+/*
+ * The same on a logged page that is not new, logging the bytes it changed:
+ * the lines it folded into, the pending adds and pd_lower.
+ */
+static void
+sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
+						SbfXidStatus *status, TransactionId xid,
+						const SbfBatchItem *items, int n, bool *answers,
+						SbfPendingPass *pass)
+{
+	Page		page = BufferGetPage(buf);
+	PageHeader	header = (PageHeader) page;
+	uint8	   *block = sbf_page_block(meta, page);
+	const SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			count = sbf_pending_count(page);
+	LocationIndex lower_before = header->pd_lower;
+	static PGAlignedBlock before;
+	static SbfDelta delta_buffer;
+	SbfDelta   *delta = &delta_buffer;
+	int			line;
+	int			i;
+
+	/* copy what may change: the lines of committed adds, and the adds */
+	for (i = 0; i < count; i++)
+		if (status[i] == SBF_XID_COMMITTED)
+		{
+			Size		offset = (char *) sbf_state_line_words(block, sbf_pending_state(&adds[i])) -
+				(char *) page;
+
+			memcpy(before.data + offset, (char *) page + offset, SBF_LINE_BYTES);
+		}
+	memcpy(before.data + SBF_PENDING_START, (char *) page + SBF_PENDING_START,
+		   SBF_PENDING_MAX * SBF_PENDING_BYTES);
+
+	delta->len = 0;
+	START_CRIT_SECTION();
+	sbf_pending_pass(meta, page, status, xid, items, n, answers, pass);
+	for (line = 0; line < SBF_PENDING_LINES; line++)
+	{
+		Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
+
+		if (pass->folded[line / 64] & (UINT64CONST(1) << (line % 64)))
+			sbf_delta_region(delta, before.data, (const char *) page,
+							 offset, offset + SBF_LINE_BYTES);
+	}
+	sbf_delta_region(delta, before.data, (const char *) page,
+					 SBF_PENDING_START, header->pd_lower);
+	if (header->pd_lower != lower_before)
+		sbf_delta_append(delta, (const char *) page,
+						 offsetof(PageHeaderData, pd_lower), sizeof(LocationIndex));
+	sbf_log_delta(buf, delta);
+	END_CRIT_SECTION();
+}
+
+static void
+sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
+					  const SbfBatchItem *items, int n, bool *answers)
+{
+	bool		wal = RelationNeedsWAL(rel);
+	BlockNumber blkno = items[0].page;
+	int			next = 0;
+
+	while (next < n)
+	{
+		Buffer		buf = sbf_shared_pin(rel, blkno);
+		SbfXidStatus status[SBF_PENDING_MAX];
+		SbfPendingPass pass = {0};
+		Page		page;
+		bool		isnew;
+		int			i;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		isnew = PageIsNew(page);
+		if (!isnew)
+		{
+			sbf_shared_check_page(rel, meta, page, blkno);
+			if (sbf_group_all_present(meta, page, false, items + next, n - next))
+			{
+				XLogRecPtr	lsn = wal ? PageGetLSN(page) : InvalidXLogRecPtr;
+
+				UnlockReleaseBuffer(buf);
+				/* as in sbf_add_group: the bits' WAL may not be flushed yet */
+				if (wal)
+					XLogFlush(lsn);
+				for (i = next; i < n; i++)
+					answers[items[i].index] = true;
+				return;
+			}
+		}
+
+		/* a pending add needs this (sub)transaction's id: not under the lock */
+		if (!TransactionIdIsValid(GetCurrentTransactionIdIfAny()))
+		{
+			UnlockReleaseBuffer(buf);
+			(void) GetCurrentTransactionId();
+			continue;
+		}
+
+		if (isnew)
+		{
+			GenericXLogState *state = NULL;
+
+			if (wal)
+			{
+				state = GenericXLogStart(rel);
+				page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+			}
+			else
+				START_CRIT_SECTION();
+			sbf_shared_page_init(page, meta, blkno);
+			sbf_pending_pass(meta, page, status, GetCurrentTransactionId(),
+							 items + next, n - next, answers, &pass);
+			if (state != NULL)
+				GenericXLogFinish(state);
+			else
+			{
+				MarkBufferDirty(buf);
+				END_CRIT_SECTION();
+			}
+		}
+		else
+		{
+			sbf_pending_statuses(page, status);
+			if (wal)
+				sbf_pending_pass_logged(buf, meta, status, GetCurrentTransactionId(),
+										items + next, n - next, answers, &pass);
+			else
+			{
+				START_CRIT_SECTION();
+				sbf_pending_pass(meta, page, status, GetCurrentTransactionId(),
+								 items + next, n - next, answers, &pass);
+				MarkBufferDirty(buf);
+				END_CRIT_SECTION();
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		next += pass.done;
+
+		if (pass.full)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many uncommitted adds to page %u of shared filter \"%s\"",
+							blkno, RelationGetRelationName(rel)),
+					 errdetail("A page holds the adds of transactions that have not committed yet, at most %d, and this transaction's fill it.",
+							   SBF_PENDING_MAX),
+					 errhint("Commit more often: a transaction can add about 1%% of the filter's capacity. A bulk load can use a filter made with transactional => false.")));
+		if (TransactionIdIsValid(pass.wait))
+			XactLockTableWait(pass.wait, rel, NULL, XLTW_None);
+	}
+}
+
+/*
+ * VACUUM of a transactional filter: fold page blkno's committed pending
+ * adds and drop its aborted ones; return the oldest transaction whose adds
+ * stay (InvalidTransactionId if none).  The change needs no transaction
+ * id: lost in a crash, it is made again from the same pending adds.
+ */
+TransactionId
+sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
+					  BlockNumber blkno, BufferAccessStrategy strategy)
+{
+	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
+	SbfXidStatus status[SBF_PENDING_MAX];
+	SbfPendingPass pass = {0};
+	TransactionId oldest = InvalidTransactionId;
+	Page		page;
+	int			i;
+
+	if (!BufferIsValid(buf))
+		return InvalidTransactionId;
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page))
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidTransactionId;
+	}
+	sbf_shared_check_page(rel, meta, page, blkno);
+	if (sbf_pending_count(page) > 0)
+	{
+		sbf_pending_statuses(page, status);
+		if (RelationNeedsWAL(rel))
+			sbf_pending_pass_logged(buf, meta, status, InvalidTransactionId,
+									NULL, 0, NULL, &pass);
+		else
+		{
+			START_CRIT_SECTION();
+			sbf_pending_pass(meta, page, status, InvalidTransactionId,
+							 NULL, 0, NULL, &pass);
+			MarkBufferDirty(buf);
+			END_CRIT_SECTION();
+		}
+		for (i = 0; i < sbf_pending_count(page); i++)
+			if (!TransactionIdIsValid(oldest) ||
+				TransactionIdPrecedes(sbf_pending_adds(page)[i].xid, oldest))
+				oldest = sbf_pending_adds(page)[i].xid;
+	}
+	UnlockReleaseBuffer(buf);
+	return oldest;
 }
 
 /* Refuse adding where nextval() is refused: read-only, standby, parallel */

@@ -180,16 +180,17 @@ sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 		SBF_META_INVALID("The magic number is 0x%08x, not 0x%08x.",
 						 meta->magic, SBF_MAGIC_SHARED);
 	if (meta->version != SBF_SHARED_LAYOUT_PAGES &&
-		meta->version != SBF_SHARED_LAYOUT_LINES)
-		SBF_META_INVALID("The format version is %u; this version of sbf reads versions %d and %d.",
+		meta->version != SBF_SHARED_LAYOUT_LINES &&
+		meta->version != SBF_SHARED_LAYOUT_PENDING)
+		SBF_META_INVALID("The format version is %u; this version of sbf reads versions %d to %d.",
 						 (unsigned) meta->version, SBF_SHARED_LAYOUT_PAGES,
-						 SBF_SHARED_LAYOUT_LINES);
+						 SBF_SHARED_LAYOUT_PENDING);
 	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM)
 		SBF_META_INVALID("The kind is %u, neither bloom (%d) nor stablebloom (%d).",
 						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM);
-	if (meta->version == SBF_SHARED_LAYOUT_LINES && meta->kind != SBF_SHARED_BLOOM)
-		SBF_META_INVALID("The line layout (version %d) is for bloom filters only.",
-						 SBF_SHARED_LAYOUT_LINES);
+	if (meta->version != SBF_SHARED_LAYOUT_PAGES && meta->kind != SBF_SHARED_BLOOM)
+		SBF_META_INVALID("The line layouts (versions %d and %d) are for bloom filters only.",
+						 SBF_SHARED_LAYOUT_LINES, SBF_SHARED_LAYOUT_PENDING);
 	if (meta->hashes < 1 || meta->hashes > SBF_MAX_HASHES)
 		SBF_META_INVALID("The number of hashes is %u, outside 1..%d.",
 						 (unsigned) meta->hashes, SBF_MAX_HASHES);
@@ -197,9 +198,9 @@ sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 		(meta->kind == SBF_SHARED_BLOOM && meta->max != 1))
 		SBF_META_INVALID("The max is %u and cells have %u bits.",
 						 (unsigned) meta->max, (unsigned) meta->cell_bits);
-	if (meta->block_bits != SBF_BLOCK_BITS)
+	if (meta->block_bits != sbf_layout_block_bits(meta->version))
 		SBF_META_INVALID("A data page holds %u bits, not " UINT64_FORMAT ".",
-						 meta->block_bits, SBF_BLOCK_BITS);
+						 meta->block_bits, sbf_layout_block_bits(meta->version));
 	if (meta->pages < 1 || meta->pages > SBF_SHARED_MAX_PAGES)
 		SBF_META_INVALID("The number of data pages is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
 						 meta->pages, SBF_SHARED_MAX_PAGES);
@@ -418,6 +419,9 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 	sbf_prefetch(page);
 	if (meta->version == SBF_SHARED_LAYOUT_LINES)
 		sbf_prefetch(sbf_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET, hash));
+	else if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+		sbf_prefetch(sbf_state_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET,
+										  sbf_line_state(hash)));
 }
 
 /*
@@ -434,8 +438,9 @@ sbf_shared_page_seed(uint64 seed, BlockNumber blkno)
 
 /*
  * Initialize a page: the standard layout with the block (or the metapage's
- * fields) right after the header and pd_lower at its end, so a full-page
- * image keeps it; a data page's PRNG is seeded for the stable kind.
+ * fields) right after the header and pd_lower at its end (in the pending
+ * layout, at the end of the lines: no pending adds), so a full-page image
+ * keeps it; a data page's PRNG is seeded for the stable kind.
  */
 void
 sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
@@ -445,6 +450,8 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
 
 	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
 	((PageHeader) page)->pd_lower = sbf_contents_offset(meta, blkno) + contents;
+	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
+		((PageHeader) page)->pd_lower = SBF_PENDING_START;	/* no pending adds */
 	if (blkno == SBF_METAPAGE_BLKNO)
 		memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
 	else if (meta->kind == SBF_SHARED_STABLEBLOOM)
@@ -485,7 +492,7 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 		page = BufferGetPage(buf);
 
 	sbf_shared_page_init(page, &meta, blkno);
-	memcpy(sbf_page_block(&meta, page), block, SBF_BLOCK_BYTES);
+	memcpy(sbf_page_block(&meta, page), block, sbf_layout_block_bits(meta.version) / 8);
 	sbf_page_opaque(page)->prng = prng;
 
 	if (state != NULL)
@@ -534,28 +541,26 @@ sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta, Page page,
 	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
 		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
 	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
+	bool		pending = blkno != SBF_METAPAGE_BLKNO &&
+		meta->version == SBF_SHARED_LAYOUT_PENDING;
 
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("page %u of shared filter \"%s\" is corrupted",
 					blkno, RelationGetRelationName(rel)),
-			 errdetail("Its header has size and version 0x%04x, pd_lower %u, pd_upper %u and pd_special %u, not 0x%04x, %u, %u and %u.",
+			 errdetail("Its header has size and version 0x%04x, pd_lower %u, pd_upper %u and pd_special %u, not 0x%04x, %s%u, %u and %u.",
 					   (unsigned) header->pd_pagesize_version,
 					   (unsigned) header->pd_lower, (unsigned) header->pd_upper,
 					   (unsigned) header->pd_special,
 					   (unsigned) (BLCKSZ | PG_PAGE_LAYOUT_VERSION),
-					   (unsigned) (sbf_contents_offset(meta, blkno) + contents),
+					   pending ? "the end of a pending add from " : "",
+					   (unsigned) (pending ? SBF_PENDING_START :
+								   sbf_contents_offset(meta, blkno) + contents),
 					   (unsigned) special, (unsigned) special)));
 }
 
 bool
 sbf_block_is_zero(const uint8 *block)
 {
-	const uint64 *words = (const uint64 *) block;
-	int			i;
-
-	for (i = 0; i < SBF_BLOCK_BYTES / 8; i++)
-		if (words[i] != 0)
-			return false;
-	return true;
+	return sbf_block_is_zero_from(block, 0);
 }

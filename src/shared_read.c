@@ -59,7 +59,10 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 		if (!PageIsNew(page))
 		{
 			sbf_shared_check_page(rel, &meta, page, BufferGetBlockNumber(buf));
-			found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
+			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+				found = sbf_pending_test(&meta, page, sbf_line_state(hash), NULL);
+			else
+				found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -86,14 +89,16 @@ shared_contains_int8(PG_FUNCTION_ARGS)
 }
 
 /*
- * Copy data page blkno's block into dest (all zeros when the page was
- * never written); returns whether it was written.
+ * Copy data page blkno's block, as this session sees it, into dest (all
+ * zeros when the page was never written); returns whether it was written,
+ * and adds the page's adds of open transactions to *uncommitted.
  */
 static bool
 sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
-			   BufferAccessStrategy strategy)
+			   BufferAccessStrategy strategy, uint64 *uncommitted)
 {
 	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
+	const SbfSharedMeta *meta = sbf_shared_meta(rel);
 	bool		written = false;
 
 	if (BufferIsValid(buf))
@@ -104,8 +109,8 @@ sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
 		written = !PageIsNew(page);
 		if (written)
 		{
-			sbf_shared_check_page(rel, sbf_shared_meta(rel), page, blkno);
-			memcpy(dest, sbf_page_block(sbf_shared_meta(rel), page), SBF_BLOCK_BYTES);
+			sbf_shared_check_page(rel, meta, page, blkno);
+			*uncommitted += sbf_page_visible_block(meta, page, dest);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -118,6 +123,7 @@ sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
 typedef struct SbfInfoTotals
 {
 	uint64		pages_written;
+	uint64		uncommitted;	/* adds of transactions still open */
 	uint64		nonzero;		/* bits set, or cells > 0 */
 	double		fpr_sum;		/* of each page's current fpr */
 	double		cardinality;	/* bloom: sum of each page's estimate */
@@ -130,6 +136,7 @@ sbf_info_page(const SbfSharedMeta *meta, const uint8 *block, SbfInfoTotals *t)
 	uint64		nonzero = 0;
 	uint64		i;
 
+	/* (a pending block's bytes after its lines are zero) */
 	if (meta->cell_bits == 1)
 		nonzero = pg_popcount((const char *) block, SBF_BLOCK_BYTES);
 	else
@@ -165,7 +172,7 @@ shared_info(PG_FUNCTION_ARGS)
 	for (blkno = 1; blkno <= meta.pages; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (sbf_read_block(rel, (BlockNumber) blkno, block, strategy))
+		if (sbf_read_block(rel, (BlockNumber) blkno, block, strategy, &t.uncommitted))
 		{
 			t.pages_written++;
 			sbf_info_page(&meta, block, &t);
@@ -190,6 +197,10 @@ shared_info(PG_FUNCTION_ARGS)
 	appendStringInfo(&buf, ", \"size_bytes\": " UINT64_FORMAT ", \"logged\": %s",
 					 table_block_relation_size(rel, MAIN_FORKNUM),
 					 rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT ? "true" : "false");
+	appendStringInfo(&buf, ", \"transactional\": %s",
+					 meta.version == SBF_SHARED_LAYOUT_PENDING ? "true" : "false");
+	if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+		appendStringInfo(&buf, ", \"uncommitted_adds\": " UINT64_FORMAT, t.uncommitted);
 	if (bloom)
 	{
 		appendStringInfo(&buf, ", \"bits_set\": " UINT64_FORMAT ", \"fill\": %s",
@@ -254,13 +265,14 @@ static void
 sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
 {
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	uint64		uncommitted = 0;
 	uint64		blkno;
 
 	for (blkno = 1; blkno <= meta->pages; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		(void) sbf_read_block(rel, (BlockNumber) blkno,
-							  dest + (blkno - 1) * SBF_BLOCK_BYTES, strategy);
+							  dest + (blkno - 1) * SBF_BLOCK_BYTES, strategy, &uncommitted);
 	}
 	FreeAccessStrategy(strategy);
 }
@@ -273,12 +285,15 @@ shared_bloom_snapshot(PG_FUNCTION_ARGS)
 	Relation	rel = sbf_open_for_snapshot(PG_GETARG_OID(0), SBF_SHARED_BLOOM, &meta);
 	Bloom		filter;
 
-	if (meta.cells > BLOOM_MAX_BITS)
+	/* a block of SBF_BLOCK_BYTES a page, whatever bits the layout uses */
+	if (meta.pages * SBF_BLOCK_BITS > BLOOM_MAX_BITS)
 		sbf_snapshot_too_large(rel, &meta, "bloom");
-	filter = bloom_new((int64) meta.cells, meta.hashes, meta.seed, true);
+	filter = bloom_new((int64) (meta.pages * SBF_BLOCK_BITS), meta.hashes, meta.seed, true);
 	filter->flags |= BLOOM_FLAG_BLOCKED;
-	if (meta.version == SBF_SHARED_LAYOUT_LINES)
+	if (meta.version != SBF_SHARED_LAYOUT_PAGES)
 		filter->flags |= BLOOM_FLAG_LINES;
+	if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+		filter->flags |= BLOOM_FLAG_PENDING_LINES;
 	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
 	relation_close(rel, NoLock);
 	PG_RETURN_POINTER(filter);

@@ -178,6 +178,8 @@ sbf_shared_bloom_fpr(int layout, uint64 pages, int hashes, double n)
 {
 	if (layout == SBF_SHARED_LAYOUT_LINES)
 		return sbf_blocked_fpr(pages * SBF_BLOCK_LINES, SBF_LINE_BITS, hashes, n);
+	if (layout == SBF_SHARED_LAYOUT_PENDING)
+		return sbf_blocked_fpr(pages * SBF_PENDING_LINES, SBF_LINE_BITS, hashes, n);
 	return sbf_blocked_fpr(pages, SBF_BLOCK_BITS, hashes, n);
 }
 
@@ -193,7 +195,7 @@ sbf_pages_for(int layout, int64 capacity, double fpr, int hashes)
 	uint64		lo;
 	uint64		hi;
 
-	lo = (uint64) fmin(fmax(1.0, ceil(bits / (double) SBF_BLOCK_BITS)),
+	lo = (uint64) fmin(fmax(1.0, ceil(bits / (double) sbf_layout_block_bits(layout))),
 					   (double) SBF_SHARED_MAX_PAGES + 1.0);
 	hi = lo;
 	while (hi > SBF_SHARED_MAX_PAGES ||
@@ -242,7 +244,7 @@ sbf_blocked_bloom_pages(int layout, int64 capacity, double fpr, int *hashes)
 	classic = (int) fmin(fmax(round(bits / (double) capacity * M_LN2), 1.0),
 						 SBF_MAX_HASHES);
 	*hashes = classic;
-	if (layout != SBF_SHARED_LAYOUT_LINES)
+	if (layout == SBF_SHARED_LAYOUT_PAGES)
 		return sbf_pages_for(layout, capacity, fpr, classic);
 	for (k = Max(1, classic - 3); k <= classic; k++)
 	{

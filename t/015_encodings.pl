@@ -134,7 +134,7 @@ is($appended, 0,
 my @snapshots = map {
 	$node->safe_psql(
 		$_, q{
-SELECT shared_bloom_create('shared_urls', 1000, 0.001);
+SELECT shared_bloom_create('shared_urls', 1000, 0.001, transactional => false);
 SELECT count(*) FROM urls WHERE NOT shared_test_and_add('shared_urls', url);
 SELECT md5(shared_bloom_snapshot('shared_urls')::text);
 }) =~ s/\n/; /gr

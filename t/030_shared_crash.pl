@@ -74,9 +74,8 @@ add_in_batches('recent', 300);
 add_in_batches('scratch', 10);
 is(false_negatives('scratch', 10000), 0, 'unlogged filter: 10k values added before the crash');
 
-# a rolled-back transaction's values stay: its change is in WAL, flushed
-# by the next commit (until then a crash may lose it, as any WAL of an
-# aborted transaction)
+# a rolled-back transaction's values are gone (the filter is transactional):
+# its pending add, in WAL, is an aborted transaction's after recovery too
 $node->safe_psql('postgres', q{
 	BEGIN;
 	SELECT shared_test_and_add('urls', 'https://rolled-back.example/');
@@ -103,7 +102,7 @@ is(fingerprint('recent', 'stablebloom'), $recent_before,
 	'stable filter: every cell and page PRNG effect as before the immediate shutdown');
 is($node->safe_psql('postgres',
 		"SELECT shared_contains('urls', 'https://rolled-back.example/')"),
-	't', 'a rolled-back value stays after recovery (documented: a false positive)');
+	'f', 'a rolled-back value is new after recovery too');
 is($node->safe_psql('postgres',
 		"SELECT shared_contains('urls', 'https://committed-after.example/')"),
 	't', 'the last committed value survives an immediate shutdown');

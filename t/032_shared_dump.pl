@@ -37,9 +37,17 @@ $source->safe_psql('postgres', qq{
 	GRANT USAGE ON SCHEMA crawl TO crawler;
 	GRANT SELECT, UPDATE ON crawl.urls TO crawler;
 	GRANT SELECT ON crawl.recent TO crawler;
-	SELECT shared_test_and_add(f, ARRAY(SELECT $present FROM generate_series(1, 100000) g))
-	  FROM unnest(ARRAY['crawl.urls', 'crawl.scratch', 'crawl.recent',
-	                    'crawl.recent_unlogged']::regclass[]) f;
+	-- in batches of 500, each committed, as a crawler adds
+	DO \$\$
+	BEGIN
+		FOR b IN 0 .. 199 LOOP
+			PERFORM shared_test_and_add(f,
+				ARRAY(SELECT $present FROM generate_series(b * 500 + 1, b * 500 + 500) g))
+			  FROM unnest(ARRAY['crawl.urls', 'crawl.scratch', 'crawl.recent',
+			                    'crawl.recent_unlogged']::regclass[]) f;
+			COMMIT;
+		END LOOP;
+	END \$\$;
 	SELECT shared_test_and_add('crawl.sparse', ARRAY['a', 'b', 'c']);
 });
 

@@ -26,7 +26,7 @@ my $node = SbfTest::new_node('huge', "work_mem = '64MB'");
 
 my $n = 45_000_000;
 $node->safe_psql('postgres',
-	"SELECT shared_bloom_create('big', 50000000, 0.01, unlogged => true)");
+	"SELECT shared_bloom_create('big', 50000000, 0.01, unlogged => true, transactional => false)");
 my ($ret, $stdout, $stderr) = $node->psql('postgres', qq{
 	CREATE TABLE answers AS
 	SELECT shared_test_and_add('big',

@@ -23,7 +23,7 @@ my $publisher = SbfTest::new_node('publisher', 'wal_level = logical',
 my $subscriber = SbfTest::new_node('subscriber');
 
 $publisher->safe_psql('postgres', q{
-	SELECT shared_bloom_create('seen', 10000, 0.01);
+	SELECT shared_bloom_create('seen', 10000, 0.01, transactional => false);
 	SELECT shared_test_and_add('seen', ARRAY(SELECT 'v' || g FROM generate_series(1, 1000) g));
 	CREATE TABLE pages (id int PRIMARY KEY, url text);
 	INSERT INTO pages SELECT g, 'v' || g FROM generate_series(1, 100) g;

@@ -69,8 +69,8 @@ $old->safe_psql('postgres', q{
 	CREATE INDEX docs_fp ON docs USING gin (fp simhash_ops (blocks = 4));
 
 	-- shared filters: logged and unlogged, of each kind
-	SELECT shared_bloom_create('sb_logged', 100000, 0.01);
-	SELECT shared_bloom_create('sb_unlogged', 100000, 0.01, unlogged => true);
+	SELECT shared_bloom_create('sb_logged', 1000000, 0.01);
+	SELECT shared_bloom_create('sb_unlogged', 1000000, 0.01, unlogged => true);
 	SELECT shared_stablebloom_create('ss_logged', 200000, 0.02, 3, max => 3);
 	SELECT shared_stablebloom_create('ss_unlogged', 200000, 0.02, 3, max => 3,
 									 unlogged => true);

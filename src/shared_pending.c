@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_pending.c
+ *	  Shared filters: the pending adds of the pending layout, as readers
+ *	  see them.
+ *
+ * A transactional filter (SBF_SHARED_LAYOUT_PENDING, format.h) does not
+ * set a value's bits when a transaction adds it: it records a pending add,
+ * the transaction's id and the value's line state, on the value's page.
+ * The bits are only ever set for values whose transaction committed, so a
+ * rolled-back add (ROLLBACK, ROLLBACK TO SAVEPOINT, ROLLBACK PREPARED, a
+ * session or a server dying before COMMIT) leaves no trace once its
+ * pending add is dropped.  What a pending add counts as is decided as heap
+ * tuples' visibility is (heapam_visibility.c), in the same order:
+ *
+ *	- this transaction's own adds (of its open subtransactions too) are
+ *	  present to it;
+ *	- another transaction's, still open or prepared, are absent to readers,
+ *	  and make an adder of the same value wait for it (shared_insert.c);
+ *	- a committed transaction's are present;
+ *	- anything else aborted, or crashed before it committed.
+ *
+ * Readers (shared_contains, the snapshots, shared_info, COPY) therefore see
+ * what committed and what they added themselves, page by page as it is
+ * now, like a unique index's check rather than a snapshot.  Only adders
+ * change pages: the next add to a page folds its committed adds into the
+ * bits and drops its aborted ones; VACUUM does it for every page
+ * (shared_am.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+
+#include "shared.h"
+
+/*
+ * What a pending add of transaction xid counts as now.  The order matters
+ * (see HeapTupleSatisfiesMVCC): a transaction is marked committed in the
+ * commit log before it leaves the proc array, so "in progress" is asked
+ * first; TransactionIdIsInProgress answers an xid older than every running
+ * transaction's from RecentXmin without looking at the proc array.
+ */
+SbfXidStatus
+sbf_xid_status(TransactionId xid)
+{
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return SBF_XID_OWN;
+	if (TransactionIdIsInProgress(xid))
+		return SBF_XID_IN_PROGRESS;
+	if (TransactionIdDidCommit(xid))
+		return SBF_XID_COMMITTED;
+	return SBF_XID_ABORTED;
+}
+
+/*
+ * Whether the value of line state is present to this session in the page:
+ * all its bits set in its line, with the bits of the pending adds of that
+ * line that this session counts as present set too (as if they had been
+ * folded in, so that the answer does not depend on when they are).  The
+ * statuses of the page's pending adds are taken from status when given
+ * (shared_insert.c, in a critical section: nothing here can then fail),
+ * else asked for each pending add of the line.
+ */
+bool
+sbf_pending_test(const SbfSharedMeta *meta, Page page, uint64 state,
+				 const SbfXidStatus *status)
+{
+	const SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			n = sbf_pending_count(page);
+	uint64		line = sbf_line_of_state(state, SBF_PENDING_LINES);
+	uint64		words[SBF_LINE_WORDS];
+	int			i;
+
+	Assert(meta->version == SBF_SHARED_LAYOUT_PENDING);
+	memcpy(words, sbf_state_line_words(sbf_page_block(meta, page), state), SBF_LINE_BYTES);
+	for (i = 0; i < n; i++)
+	{
+		uint64		other = sbf_pending_state(&adds[i]);
+		SbfXidStatus st;
+
+		if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
+			continue;
+		st = status ? status[i] : sbf_xid_status(adds[i].xid);
+		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED)
+			(void) sbf_line_probe_state(words, meta->hashes, other, true);
+	}
+	return sbf_line_probe_state(words, meta->hashes, state, false);
+}
+
+/*
+ * Copy a data page's block as a reader sees it into dest (SBF_BLOCK_BYTES):
+ * in the pending layout, its lines with the pending adds this session sees
+ * set in them, and zeros after the lines, as in a row of the table and a
+ * snapshot.  Returns how many of its pending adds belong to transactions
+ * still open (this one's included).
+ */
+int
+sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
+{
+	const uint8 *block = sbf_page_block(meta, page);
+	const SbfPendingAdd *adds;
+	int			open = 0;
+	int			n;
+	int			i;
+
+	if (meta->version != SBF_SHARED_LAYOUT_PENDING)
+	{
+		memcpy(dest, block, SBF_BLOCK_BYTES);
+		return 0;
+	}
+	memcpy(dest, block, SBF_PENDING_LINES * SBF_LINE_BYTES);
+	memset(dest + SBF_PENDING_LINES * SBF_LINE_BYTES, 0,
+		   SBF_BLOCK_BYTES - SBF_PENDING_LINES * SBF_LINE_BYTES);
+	adds = sbf_pending_adds(page);
+	n = sbf_pending_count(page);
+	for (i = 0; i < n; i++)
+	{
+		SbfXidStatus status = sbf_xid_status(adds[i].xid);
+		uint64		state = sbf_pending_state(&adds[i]);
+
+		if (status == SBF_XID_OWN || status == SBF_XID_COMMITTED)
+			(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
+										meta->hashes, state, true);
+		if (status == SBF_XID_OWN || status == SBF_XID_IN_PROGRESS)
+			open++;
+	}
+	return open;
+}

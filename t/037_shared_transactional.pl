@@ -1,0 +1,151 @@
+
+# Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
+
+# Transactional adds when things die: a client killed in the middle of its
+# transaction, a session terminated, the server crashing with transactions
+# open and one prepared.  What committed stays; what did not commit is new
+# again (a crawler fetches it, rather than losing it); a prepared
+# transaction's adds wait, across the crash, for COMMIT PREPARED.  A
+# standby replays it all with wal_consistency_checking, and VACUUM folds
+# the pending adds into the pages and advances the table's relfrozenxid.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use SbfTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = SbfTest::new_node('transactional', 'max_prepared_transactions = 5',
+	'wal_level = replica', 'max_wal_senders = 4',
+	'wal_consistency_checking = generic');
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('transactional_standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+
+$node->safe_psql('postgres',
+	q{SELECT shared_bloom_create('frontier_seen', 1000000, 0.01)});
+
+# the URLs of batch b (1,000 of them, of their own host)
+sub batch
+{
+	my ($b) = @_;
+	return qq{ARRAY(SELECT 'https://batch$b.example/' || g FROM generate_series(1, 1000) g)};
+}
+
+# how many URLs of batch b a fresh session is told are new (added now, in
+# a transaction that rolls back, so that the filter is left as it was)
+sub new_in_batch
+{
+	my ($b) = @_;
+	return $node->safe_psql('postgres', qq{
+		BEGIN;
+		SELECT count(*) FILTER (WHERE NOT seen)
+		  FROM unnest(shared_test_and_add('frontier_seen', @{[batch($b)]})) seen;
+		ROLLBACK;});
+}
+
+sub present_in_batch
+{
+	my ($n, $b) = @_;
+	return $n->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE shared_contains('frontier_seen', u))
+		  FROM unnest(@{[batch($b)]}) u});
+}
+
+# a session that adds batch b, then stays in its transaction
+sub open_adder
+{
+	my ($b, $then) = @_;
+	my ($in, $out) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+		'<', \$in, '>', \$out, '2>', \$out);
+	$in .= qq{BEGIN;
+		SELECT 'pid', pg_backend_pid();
+		SELECT count(*) FROM unnest(shared_test_and_add('frontier_seen', @{[batch($b)]}));
+		$then
+	};
+	$h->pump until $out =~ /pid\|(\d+)\n\d+\n/;
+	return ($h, $1);
+}
+
+# batch 1 committed; batch 2 added by a client that is then killed (its
+# backend sees the connection go and aborts); batch 3 by a session that is
+# terminated
+$node->safe_psql('postgres',
+	qq{SELECT shared_test_and_add('frontier_seen', @{[batch(1)]})});
+my ($client, $client_pid) = open_adder(2, '');
+is(present_in_batch($node, 2), 0, 'another session does not see uncommitted adds');
+$client->kill_kill;
+$node->poll_query_until('postgres',
+	qq{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $client_pid)})
+  or die 'the killed client\'s backend did not exit';
+is(new_in_batch(2), 1000, 'a killed client\'s uncommitted adds are new again');
+
+my ($terminated, $terminated_pid) = open_adder(3, '');
+$node->safe_psql('postgres', qq{SELECT pg_terminate_backend($terminated_pid, 60000)});
+$terminated->finish;
+is(new_in_batch(3), 1000, 'a terminated session\'s uncommitted adds are new again');
+is(new_in_batch(1), 0, 'committed adds stay');
+
+# the server crashes with batch 4 open in one session and batch 5 in a
+# prepared transaction; batch 6 commits just before
+my ($open, $open_pid) = open_adder(4, '');
+my ($prepared) = open_adder(5, q{PREPARE TRANSACTION 'batch5'; SELECT 'prepared';});
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_prepared_xacts WHERE gid = 'batch5'})
+  or die 'batch 5 was not prepared';
+$node->safe_psql('postgres',
+	qq{SELECT shared_test_and_add('frontier_seen', @{[batch(6)]})});
+$node->stop('immediate');
+$open->kill_kill;
+$prepared->kill_kill;
+$node->start;
+
+is(new_in_batch(6), 0, 'adds committed before the crash stay');
+is(new_in_batch(4), 1000, 'adds open at the crash are new again');
+is(present_in_batch($node, 5), 0,
+	'a prepared transaction\'s adds stay pending across the crash');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'batch5'});
+is(present_in_batch($node, 5), 1000, 'and count once COMMIT PREPARED is done');
+
+# the standby replays it all (wal_consistency_checking compares every page)
+$node->wait_for_catchup($standby);
+is( $standby->safe_psql('postgres', q{
+		SELECT string_agg(n::text, ',' ORDER BY b) FROM generate_series(1, 6) b,
+		  LATERAL (SELECT count(*) FILTER (WHERE shared_contains('frontier_seen',
+		             'https://batch' || b || '.example/' || g)) AS n
+		             FROM generate_series(1, 1000) g) c}),
+	'1000,0,0,0,1000,1000',
+	'the standby answers as the primary: committed batches only');
+
+# VACUUM folds every pending add and advances relfrozenxid to the oldest
+# transaction still running (none here: the oldest that could be)
+is($node->safe_psql('postgres',
+		q{SELECT relfrozenxid <> '0'::xid FROM pg_class WHERE relname = 'frontier_seen'}),
+	't', 'the filter has a relfrozenxid from its creation');
+$node->safe_psql('postgres',
+	q{DO $$ BEGIN FOR i IN 1 .. 50 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$});
+my $age_before = $node->safe_psql('postgres',
+	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+$node->safe_psql('postgres', q{VACUUM frontier_seen});
+my $age_after = $node->safe_psql('postgres',
+	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+cmp_ok($age_before, '>=', 50, 'the filter\'s relfrozenxid ages');
+cmp_ok($age_after, '<', 5, 'VACUUM advances it');
+is($node->safe_psql('postgres', q{SELECT shared_info('frontier_seen') -> 'uncommitted_adds'}),
+	'0', 'no uncommitted add is left');
+is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
+	'the same answers after VACUUM');
+$node->wait_for_catchup($standby);
+is(present_in_batch($standby, 6), 1000, 'the standby replays VACUUM\'s folding');
+
+$standby->stop;
+$node->stop;
+done_testing();
