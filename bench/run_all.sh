@@ -12,6 +12,7 @@
 #                         against sequential scan, the self-join, layouts
 # bench/shared.sh         shared filters: one URL a statement and batches
 #                         of 1,000 (pgbench), at 4 MB, 1 GB and 16 GB
+# bench/shared_transactional.sh  transactional adds against immediate ones
 # bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
 #                         streams, for choosing k, Max and P, on the
 #                         paths in $SBF_STUDY_STREAMS (default: the
@@ -31,7 +32,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush shared simhash; do
+for b in filter_ops marking sieve_flush shared shared_transactional simhash; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"
