@@ -186,6 +186,9 @@ sql "DO \$\$
 # URLs at once and records the answers.  Each session waits until all are
 # ready, so that they run together; the time is theirs together, from the
 # first start to the last finish.
+# The filter adds at once (transactional => false): sized for the stream,
+# a batch can be a fifth of its capacity, and a transactional filter holds
+# about 1% of its capacity uncommitted.
 say "marking: shared bloom ($LIVE_SESSIONS sessions, batches of $LIVE_BATCH, capacity $distinct fpr $LIVE_FPR)"
 sql "CREATE TABLE live_batches AS
 		SELECT (row_number() OVER (ORDER BY pos) - 1) / $LIVE_BATCH + 1 AS batch, pos, url FROM crawl;
@@ -193,7 +196,7 @@ sql "CREATE TABLE live_batches AS
 	 ANALYZE live_batches;
 	 CREATE TABLE live_sessions (session int PRIMARY KEY, started timestamptz,
 								 finished timestamptz, batches int, rows bigint);
-	 SELECT shared_bloom_create('live_seen', $distinct, $LIVE_FPR)" >/dev/null
+	 SELECT shared_bloom_create('live_seen', $distinct, $LIVE_FPR, transactional => false)" >/dev/null
 sql "CREATE PROCEDURE live_session(me int, sessions int, filter regclass)
 	LANGUAGE plpgsql AS \$\$
 	DECLARE
