@@ -24,6 +24,7 @@ OBJS = \
 	src/sieve_citus.o \
 	src/shared_am.o \
 	src/shared_create.o \
+	src/shared_grow.o \
 	src/shared_insert.o \
 	src/shared_page.o \
 	src/shared_pending.o \
@@ -40,11 +41,11 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned cancellation slidingbloom slidingbloom_errors simhash
+	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges shared_create shared_transactional
+	shared_lock_privileges shared_create shared_transactional shared_growth_waits
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

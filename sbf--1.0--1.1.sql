@@ -120,11 +120,12 @@ COMMENT ON ACCESS METHOD sbf_filter IS
 
 CREATE FUNCTION shared_bloom_create(name text, capacity bigint,
 		fpr double precision, seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
-		if_not_exists boolean DEFAULT false, transactional boolean DEFAULT true)
+		if_not_exists boolean DEFAULT false, transactional boolean DEFAULT true,
+		growth double precision DEFAULT 0, tightening double precision DEFAULT 0.5)
 	RETURNS regclass
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean, boolean, boolean) IS
-	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate, whose adds a rollback undoes unless transactional is false; with if_not_exists, return the filter of that name made with the same parameters';
+COMMENT ON FUNCTION shared_bloom_create(text, bigint, double precision, bigint, boolean, boolean, boolean, double precision, double precision) IS
+	'create a shared Bloom filter, a table owned by the caller, for capacity values at the given false-positive rate, whose adds a rollback undoes unless transactional is false; with growth, one that grows by sub-filters (capacity being its first one''s) and keeps its rate under fpr; with if_not_exists, return the filter of that name made with the same parameters';
 
 CREATE FUNCTION shared_stablebloom_create(name text, cells bigint,
 		fpr double precision, hashes integer, max integer DEFAULT 1,
@@ -194,10 +195,11 @@ CREATE FUNCTION shared_reset(filter regclass) RETURNS regclass
 COMMENT ON FUNCTION shared_reset(regclass) IS
 	'empty a shared filter, keeping its parameters (TRUNCATE and its metapage written again)';
 
-CREATE FUNCTION shared_info(filter regclass) RETURNS jsonb
+CREATE FUNCTION shared_info(filter regclass, read_pages boolean DEFAULT true)
+	RETURNS jsonb
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION shared_info(regclass) IS
-	'parameters of a shared filter and, from reading all its pages, its fill and current false-positive rate, as jsonb';
+COMMENT ON FUNCTION shared_info(regclass, boolean) IS
+	'parameters of a shared filter, its count of values added and sub-filters from its metapage and, with read_pages, from reading all its pages its fill and current false-positive rate, as jsonb';
 
 CREATE FUNCTION shared_bloom_snapshot(filter regclass) RETURNS bloom
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

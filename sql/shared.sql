@@ -254,8 +254,8 @@ SELECT shared_info('daily') AS before \gset
 SELECT shared_reset('daily');
 SELECT shared_test_and_add('daily', 'https://example.com/1') AS seen_after_reset,
 	   shared_contains('daily', 'https://example.com/2') AS other_after_reset;
-SELECT (shared_info('daily') - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes')
-	 = (:'before'::jsonb - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes') AS same_parameters,
+SELECT (shared_info('daily') - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes' - 'adds' - 'load' - 'expected_fpr')
+	 = (:'before'::jsonb - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes' - 'adds' - 'load' - 'expected_fpr') AS same_parameters,
 	   shared_info('daily') -> 'pages_written' AS pages_written;
 -- in the transaction that made it, too
 BEGIN;

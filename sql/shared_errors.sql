@@ -295,7 +295,7 @@ SELECT attnum, attname, attisdropped FROM pg_attribute
 SELECT block, length(data) FROM visited WHERE block < 2;
 SELECT (SELECT count(*) FROM visited) = (SELECT count(*) FROM seen_rows) AS same_rows,
        (SELECT count(*) FROM visited s JOIN seen_rows r USING (block) WHERE s.data <> r.data) AS rows_differing;
-SELECT s FROM visited s WHERE block = 0;
+SELECT left(s::text, 150) AS row_start FROM visited s WHERE block = 0;
 CREATE TABLE reloaded (page bigint, data bytea) USING sbf_filter;
 INSERT INTO reloaded SELECT * FROM visited ORDER BY block;
 SELECT pg_temp.misses('reloaded');

@@ -398,6 +398,66 @@ typedef struct SbfSharedMeta
 } SbfSharedMeta;
 
 /*
+ * The metapage of a transactional filter (SBF_SHARED_LAYOUT_PENDING) holds,
+ * right after SbfSharedMeta, its state: the only part of a filter's
+ * metapage that changes after creation.  It counts the values added and
+ * lists the sub-filters (Almeida, Baquero, Preguica & Hutchison 2007,
+ * "Scalable Bloom Filters") in consecutive ranges of data pages: a filter
+ * of fixed size has one, its SbfSharedMeta's; a growing one (growth > 0)
+ * gets a new one when its last has been given its capacity's values, of
+ * capacity growth times the last's and false-positive rate tightening
+ * times the last's, the first's being fpr * (1 - tightening), so that the
+ * rates sum to less than the fpr asked.  A value is present if any
+ * sub-filter has it, and is added to the last.  The metapage of the other
+ * layouts ends at SbfSharedMeta: they keep no count and do not grow.
+ *
+ * offset  size  field
+ *   0       4   nsub        sub-filters in use, 1..SBF_MAX_SUBFILTERS
+ *   4       4   (zero)
+ *   8       8   growth      expansion factor: 0 (fixed size) or 1..16
+ *  16       8   tightening  ratio of one sub-filter's rate to the last's
+ *  24       8   adds        values answered new (those of transactions
+ *                           that later rolled back included)
+ *  32   40 x n  sub         the sub-filters, SBF_MAX_SUBFILTERS entries,
+ *                           zero after the first nsub
+ *
+ * A sub-filter: first (4) its first data page, pages (4), hashes (2),
+ * zero (6), capacity (8), fpr (8), adds (8) the values added to it.
+ */
+#define SBF_MAX_SUBFILTERS		64
+#define SBF_MAX_GROWTH			16
+
+/*
+ * A growing filter's first sub-filter has at least this many pages (its
+ * capacity raised to what they hold), so that one transaction can add a
+ * batch of a thousand values to it: a page holds SBF_PENDING_MAX
+ * uncommitted adds.
+ */
+#define SBF_GROWING_MIN_PAGES	32
+
+typedef struct SbfSubFilter
+{
+	uint32		first;			/* its first data page; the first's is 1 */
+	uint32		pages;			/* its data pages, from first */
+	uint16		hashes;			/* its k */
+	uint16		zero1;
+	uint32		zero2;
+	int64		capacity;		/* values it is sized for */
+	float8		fpr;			/* its rate at capacity */
+	int64		adds;			/* values added to it */
+} SbfSubFilter;
+
+typedef struct SbfSharedState
+{
+	uint32		nsub;			/* sub-filters in use */
+	uint32		zero;
+	float8		growth;			/* 0: a filter of fixed size */
+	float8		tightening;
+	int64		adds;			/* values answered new, in all */
+	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
+} SbfSharedState;
+
+/*
  * The special space of every page.  prng: the SplitMix64 state of a data
  * page of a stable filter, seeded at the page's first write with
  * sbf_shared_page_seed(seed, block); 0 in bloom pages and the metapage.

@@ -47,6 +47,11 @@ StaticAssertDecl(SBF_LINES_BLOCK_OFFSET >= MAXALIGN(SizeOfPageHeaderData) &&
 				 "the line layout's block is whole lines after the page header");
 StaticAssertDecl(sizeof(SbfSharedMeta) == 64,
 				 "the metapage's contents are 64 bytes");
+StaticAssertDecl(sizeof(SbfSubFilter) == 40 &&
+				 sizeof(SbfSharedState) == 32 + 40 * SBF_MAX_SUBFILTERS &&
+				 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+				 sizeof(SbfSharedState) <= BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
+				 "the metapage's state follows its parameters within the page");
 StaticAssertDecl(sizeof(SbfPendingAdd) == SBF_PENDING_BYTES &&
 				 SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES <=
 				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) &&
@@ -80,6 +85,8 @@ StaticAssertDecl(sizeof(SbfPendingAdd) == SBF_PENDING_BYTES &&
 typedef struct SbfSharedCache
 {
 	SbfSharedMeta meta;
+	SbfSharedState state;		/* as last read (one sub-filter, the
+								 * metapage's, in the layouts without) */
 	BlockNumber nblocks;		/* relation size last seen */
 	uint32		nrecent;		/* 0 for temporary filters (local buffers) */
 	Buffer		recent[FLEXIBLE_ARRAY_MEMBER];
@@ -93,12 +100,16 @@ extern void sbf_shared_check_relation(Relation rel, int *page_att, int *data_att
 extern void sbf_shared_check_recovery(Relation rel);
 extern bool sbf_shared_has_meta(Relation rel);
 extern const SbfSharedMeta *sbf_shared_meta(Relation rel);
+extern const SbfSharedState *sbf_shared_state(Relation rel, bool refresh);
 extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 									 const char *relname);
+extern void sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
+									  const SbfSharedState *state);
 extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
+extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
 extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
 extern void sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta,
 								BlockNumber blkno, SbfHash hash);
@@ -127,16 +138,49 @@ extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 uint64 state, const SbfXidStatus *status);
 extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,
 								   uint8 *dest);
+extern bool sbf_pending_lookup(const SbfSharedMeta *meta, Page page,
+							   uint64 state, TransactionId *wait);
 
 /* shared_insert.c */
 extern TransactionId sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 										   BlockNumber blkno,
 										   BufferAccessStrategy strategy);
 
+/* The WAL of a change to a page: shared_insert.c */
+typedef struct SbfDelta
+{
+	int			len;
+	char		data[2 * BLCKSZ];
+} SbfDelta;
+
+extern void sbf_delta_append(SbfDelta *delta, const char *page, Size offset,
+							 Size length);
+extern void sbf_delta_region(SbfDelta *delta, const char *before,
+							 const char *after, Size start, Size end);
+extern void sbf_log_delta(Buffer buf, SbfDelta *delta);
+
+/* shared_grow.c */
+extern void sbf_state_init(SbfSharedState *state, const SbfSharedMeta *meta,
+						   double growth, double tightening);
+extern void sbf_check_growth(double growth, double tightening, bool transactional);
+extern double sbf_first_fpr(double fpr, double growth, double tightening);
+extern void sbf_shared_validate_state(const SbfSharedMeta *meta,
+									  const SbfSharedState *state,
+									  int sqlstate, const char *relname);
+extern int	sbf_sub_of_block(const SbfSharedState *state, BlockNumber blkno);
+extern void sbf_sub_meta(const SbfSharedMeta *meta, const SbfSubFilter *sub,
+						 SbfSharedMeta *out);
+extern void sbf_shared_count_adds(Relation rel, const int64 *added, int nsub);
+extern double sbf_state_expected_fpr(const SbfSharedMeta *meta,
+									 const SbfSharedState *state);
+
 /* shared_create.c */
-extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta);
-extern void sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta);
-extern void sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta);
+extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
+									const SbfSharedState *state);
+extern void sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
+									   const SbfSharedState *state);
+extern void sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
+										const SbfSharedState *state);
 
 /* The data page of an element: page 1 + its block */
 static inline BlockNumber
@@ -172,6 +216,11 @@ static inline bool
 sbf_page_lower_valid(const SbfSharedMeta *meta, BlockNumber blkno,
 					 LocationIndex lower)
 {
+	/* a transactional filter's metapage has its state after its fields */
+	if (blkno == SBF_METAPAGE_BLKNO &&
+		lower == MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+		sizeof(SbfSharedState))
+		return true;
 	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
 		return lower >= SBF_PENDING_START &&
 			lower <= SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES &&
@@ -201,6 +250,36 @@ sbf_shared_check_page(Relation rel, const SbfSharedMeta *meta, Page page,
 				 header->pd_upper != special ||
 				 header->pd_special != special))
 		sbf_shared_page_corrupted(rel, meta, page, blkno);
+}
+
+/* Does a metapage of this layout have a state (format.h)? */
+static inline bool
+sbf_meta_has_state(const SbfSharedMeta *meta)
+{
+	return meta->version == SBF_SHARED_LAYOUT_PENDING;
+}
+
+/* The state on a metapage that has one */
+static inline SbfSharedState *
+sbf_meta_page_state(Page page)
+{
+	return (SbfSharedState *) (PageGetContents(page) + sizeof(SbfSharedMeta));
+}
+
+/* The data page of an element in a sub-filter */
+static inline BlockNumber
+sbf_sub_page_of(const SbfSubFilter *sub, SbfHash hash)
+{
+	return (BlockNumber) (sub->first + sbf_block_of(hash, sub->pages));
+}
+
+/* The data pages of all sub-filters: 1..this */
+static inline uint64
+sbf_state_pages(const SbfSharedState *state)
+{
+	const SbfSubFilter *last = &state->sub[state->nsub - 1];
+
+	return (uint64) last->first + last->pages - 1;
 }
 
 /* The pending layout's adds on a page, and how many there are */

@@ -213,25 +213,35 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	Page		page;
 	bool		found;
 
-	if (blkno != SBF_METAPAGE_BLKNO && blkno > sbf_shared_meta(rel)->pages)
+	SbfSharedMeta meta;
+	const SbfSharedState *state;
+
+	/* the metapage's row has the state the data pages' rows then follow */
+	state = sbf_shared_state(rel, blkno == SBF_METAPAGE_BLKNO);
+	if (blkno != SBF_METAPAGE_BLKNO && blkno > sbf_state_pages(state))
 		return false;
+	if (blkno != SBF_METAPAGE_BLKNO)
+		sbf_sub_meta(sbf_shared_meta(rel), &state->sub[sbf_sub_of_block(state, blkno)],
+					 &meta);
 
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	found = !PageIsNew(page);
 	if (found)
-		sbf_shared_check_page(rel, blkno == SBF_METAPAGE_BLKNO ? NULL : sbf_shared_meta(rel),
+		sbf_shared_check_page(rel, blkno == SBF_METAPAGE_BLKNO ? NULL : &meta,
 							  page, blkno);
 	if (found && blkno == SBF_METAPAGE_BLKNO)
 	{
-		memcpy(data, PageGetContents(page), sizeof(SbfSharedMeta));
-		SET_VARSIZE(row, VARHDRSZ + sizeof(SbfSharedMeta));
+		Size		len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+
+		memcpy(data, PageGetContents(page), len);
+		SET_VARSIZE(row, VARHDRSZ + len);
 	}
 	else if (found)
 	{
 		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
-		sbf_page_visible_block(sbf_shared_meta(rel), page, (uint8 *) data + sizeof(uint64));
+		sbf_page_visible_block(&meta, page, (uint8 *) data + sizeof(uint64));
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
@@ -372,21 +382,41 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 	Size		len = VARSIZE_ANY_EXHDR(data);
 	const char *bytes = VARDATA_ANY(data);
 	SbfSharedMeta meta;
+	const SbfSharedState *state;
 	uint64		prng;
 
 	if (pageno == SBF_METAPAGE_BLKNO)
 	{
-		if (len != sizeof(SbfSharedMeta))
+		SbfSharedState restored;
+		Size		with_state = sizeof(SbfSharedMeta) + sizeof(SbfSharedState);
+
+		if (len != sizeof(SbfSharedMeta) && len != with_state)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid page 0 for shared filter \"%s\"",
 							RelationGetRelationName(rel)),
-					 errdetail("Page 0 holds %zu bytes, not %zu.",
-							   len, sizeof(SbfSharedMeta))));
+					 errdetail("Page 0 holds %zu bytes, not %zu (a filter's parameters) or %zu (a transactional filter's, and its state).",
+							   len, sizeof(SbfSharedMeta), with_state)));
 		memcpy(&meta, bytes, sizeof(meta));
 		sbf_shared_validate_meta(&meta, ERRCODE_INVALID_BINARY_REPRESENTATION,
 								 RelationGetRelationName(rel));
-		sbf_shared_init_storage(rel, &meta);
+		if ((len == with_state) != sbf_meta_has_state(&meta))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid page 0 for shared filter \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("Page 0 of a filter of format version %u holds %zu bytes.",
+							   (unsigned) meta.version,
+							   sbf_meta_has_state(&meta) ? with_state : sizeof(SbfSharedMeta))));
+		if (sbf_meta_has_state(&meta))
+		{
+			memcpy(&restored, bytes + sizeof(SbfSharedMeta), sizeof(restored));
+			sbf_shared_validate_state(&meta, &restored,
+									  ERRCODE_INVALID_BINARY_REPRESENTATION,
+									  RelationGetRelationName(rel));
+		}
+		sbf_shared_init_storage(rel, &meta,
+								sbf_meta_has_state(&meta) ? &restored : NULL);
 		return;
 	}
 
@@ -397,12 +427,14 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 						RelationGetRelationName(rel)),
 				 errdetail("Page 0 holds the filter's parameters.")));
 	meta = *sbf_shared_meta(rel);
-	if (pageno < 1 || (uint64) pageno > meta.pages)
+	state = sbf_shared_state(rel, false);
+	if (pageno < 1 || (uint64) pageno > sbf_state_pages(state))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
 						pageno, RelationGetRelationName(rel)),
-				 errdetail("The filter has data pages 1.." UINT64_FORMAT ".", meta.pages)));
+				 errdetail("The filter has data pages 1.." UINT64_FORMAT ".",
+						   sbf_state_pages(state))));
 	if (len != SBF_ROW_DATA_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -532,7 +564,7 @@ sbf_relation_nontransactional_truncate(Relation rel)
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
 		smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
 		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
-		sbf_shared_write_init_fork(rel, NULL);
+		sbf_shared_write_init_fork(rel, NULL, NULL);
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
 	rel->rd_amcache = NULL;
@@ -582,6 +614,7 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *tups_recently_dead)
 {
 	SbfSharedMeta meta;
+	SbfSharedState state;
 	BufferAccessStrategy strategy;
 	uint64		blkno;
 
@@ -591,10 +624,10 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	/* a table without metapage (truncated, or never given one) is empty */
 	if (!sbf_shared_has_meta(OldTable))
 		return;
-	meta = *sbf_shared_meta(OldTable);
-	sbf_shared_init_storage(NewTable, &meta);
+	state = *sbf_shared_state(OldTable, true);
+	sbf_shared_init_storage(NewTable, sbf_shared_meta(OldTable), &state);
 	strategy = GetAccessStrategy(BAS_BULKREAD);
-	for (blkno = 1; blkno <= meta.pages; blkno++)
+	for (blkno = 1; blkno <= sbf_state_pages(&state); blkno++)
 	{
 		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
 		uint8		block[SBF_BLOCK_BYTES];
@@ -604,6 +637,8 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		CHECK_FOR_INTERRUPTS();
 		if (!BufferIsValid(buf))
 			break;
+		sbf_sub_meta(sbf_shared_meta(OldTable),
+					 &state.sub[sbf_sub_of_block(&state, (BlockNumber) blkno)], &meta);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		isnew = PageIsNew(BufferGetPage(buf));
 		if (!isnew)
@@ -642,14 +677,18 @@ sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 	if (sbf_shared_has_meta(rel) &&
 		sbf_shared_meta(rel)->version == SBF_SHARED_LAYOUT_PENDING)
 	{
-		SbfSharedMeta meta = *sbf_shared_meta(rel);
+		SbfSharedState state = *sbf_shared_state(rel, true);
 		uint64		blkno;
 
-		for (blkno = 1; blkno <= meta.pages; blkno++)
+		/* (a sub-filter made meanwhile is new: it holds no older xid) */
+		for (blkno = 1; blkno <= sbf_state_pages(&state); blkno++)
 		{
 			TransactionId oldest;
+			SbfSharedMeta meta;
 
 			CHECK_FOR_INTERRUPTS();
+			sbf_sub_meta(sbf_shared_meta(rel),
+						 &state.sub[sbf_sub_of_block(&state, (BlockNumber) blkno)], &meta);
 			oldest = sbf_pending_fold_page(rel, &meta, (BlockNumber) blkno, bstrategy);
 			if (TransactionIdIsValid(oldest) && TransactionIdPrecedes(oldest, frozen))
 				frozen = oldest;

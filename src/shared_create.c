@@ -70,7 +70,8 @@ PG_FUNCTION_INFO_V1(shared_reset);
  * metapage as block 1, a data page).
  */
 void
-sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
+sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
+						const SbfSharedState *state)
 {
 	PGAlignedBlock block;
 	Buffer		buf;
@@ -94,7 +95,7 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 				 errdetail("Page 0 can only be written into an empty filter.")));
 
 	START_CRIT_SECTION();
-	sbf_shared_page_init(BufferGetPage(buf), meta, SBF_METAPAGE_BLKNO);
+	sbf_shared_meta_page_init(BufferGetPage(buf), meta, state);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 		log_newpage_buffer(buf, true);
@@ -108,7 +109,7 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
 				   block.data, false);
 	/* (under the lock, which sbf_shared_repair_init_fork takes too) */
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
-		sbf_shared_write_init_fork(rel, meta);
+		sbf_shared_write_init_fork(rel, meta, state);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
@@ -117,7 +118,8 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
  * after TRUNCATE) as block 0 of the init fork of an unlogged filter,
  * logged, as an index's ambuildempty does: crash recovery copies the init
  * fork over the main fork, and the filter comes back empty with its
- * parameters.
+ * parameters (a growing one with its first sub-filter only, and a count of
+ * zero: its state as it was made, whatever state is given).
  *
  * The page is written past shared buffers, so a checkpoint that began
  * after its WAL record and ended before the sync would leave it only in
@@ -126,15 +128,19 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta)
  * the page is synced.
  */
 void
-sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
+sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
+						   const SbfSharedState *state)
 {
 	PGAlignedBlock block;
+	SbfSharedState initial;
 	bool		delaying = (MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0;
 
 	memset(block.data, 0, BLCKSZ);
 	if (meta != NULL)
 	{
-		sbf_shared_page_init((Page) block.data, meta, SBF_METAPAGE_BLKNO);
+		if (sbf_meta_has_state(meta))
+			sbf_state_init(&initial, meta, state->growth, state->tightening);
+		sbf_shared_meta_page_init((Page) block.data, meta, &initial);
 		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
 	}
 	if (delaying)
@@ -168,7 +174,8 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta)
  * fork again (under the relation extension lock, so once).
  */
 void
-sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
+sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
+							const SbfSharedState *state)
 {
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
 		RecoveryInProgress() ||
@@ -182,7 +189,7 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta)
 				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
 						RelationGetRelationName(rel)),
 				 errdetail("Its init fork was empty, as pg_upgrade leaves it.")));
-		sbf_shared_write_init_fork(rel, meta);
+		sbf_shared_write_init_fork(rel, meta, state);
 	}
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
@@ -239,11 +246,16 @@ sbf_lock_creation(Oid nspid, const char *relname)
  * layout of the release that made it) and the same persistence.
  */
 static void
-sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
+sbf_check_existing(Oid relid, const SbfSharedMeta *meta,
+				   const SbfSharedState *state, bool unlogged)
 {
 	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
 	const SbfSharedMeta *old = sbf_shared_meta(rel);
+	const SbfSharedState *old_state = sbf_shared_state(rel, false);
+	double		growth = state ? state->growth : 0.0;
 	bool		same = old->kind == meta->kind &&
+		old_state->growth == growth &&
+		(growth == 0.0 || old_state->tightening == state->tightening) &&
 		old->capacity == meta->capacity && old->fpr == meta->fpr &&
 		old->seed == meta->seed &&
 		(old->kind != SBF_SHARED_BLOOM ||
@@ -259,6 +271,12 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
 				 errmsg("shared filter \"%s\" already exists with other parameters",
 						RelationGetRelationName(rel)),
 				 old->kind == SBF_SHARED_BLOOM ?
+				 old_state->growth > 0.0 ?
+				 errdetail("It is a %s transactional bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ", growing by %g with tightening %g.",
+						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
+						   "unlogged" : "logged",
+						   old->capacity, old->fpr, (int64) old->seed,
+						   old_state->growth, old_state->tightening) :
 				 errdetail("It is a %s%s bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ".",
 						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
 						   "unlogged" : "logged",
@@ -285,8 +303,8 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta, bool unlogged)
  * parameters.
  */
 static Oid
-sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
-				  bool if_not_exists)
+sbf_shared_create(text *name, const SbfSharedMeta *meta,
+				  const SbfSharedState *state, bool unlogged, bool if_not_exists)
 {
 	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
@@ -298,7 +316,7 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
 	relid = get_relname_relid(rv->relname, nspid);
 	if (OidIsValid(relid) && if_not_exists)
 	{
-		sbf_check_existing(relid, meta, unlogged);
+		sbf_check_existing(relid, meta, state, unlogged);
 		return relid;
 	}
 
@@ -313,7 +331,7 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta, bool unlogged,
 	if (!OidIsValid(relid))
 		elog(ERROR, "shared filter \"%s\" was not created", rv->relname);
 	rel = table_open(relid, AccessExclusiveLock);
-	sbf_shared_init_storage(rel, meta);
+	sbf_shared_init_storage(rel, meta, state);
 	table_close(rel, NoLock);
 	return relid;
 }
@@ -333,11 +351,16 @@ sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
  * shared_bloom_create(name text, capacity bigint, fpr float8,
  *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
  *					   if_not_exists boolean DEFAULT false,
- *					   transactional boolean DEFAULT true) -> regclass
+ *					   transactional boolean DEFAULT true,
+ *					   growth float8 DEFAULT 0,
+ *					   tightening float8 DEFAULT 0.5) -> regclass
  *
  * A transactional filter has the pending layout (format.h): its adds are
  * undone by a rollback.  Without, the line layout: adds are immediate and
- * stay, as they always did.
+ * stay, as they always did.  With growth, a transactional filter grows by
+ * sub-filters (shared_grow.c): capacity is then its first one's, sized for
+ * the rate fpr * (1 - tightening), and raised to what
+ * SBF_GROWING_MIN_PAGES pages hold.
  */
 Datum
 shared_bloom_create(PG_FUNCTION_ARGS)
@@ -345,13 +368,26 @@ shared_bloom_create(PG_FUNCTION_ARGS)
 	int64		capacity = PG_GETARG_INT64(1);
 	double		fpr = PG_GETARG_FLOAT8(2);
 	bool		transactional = PG_GETARG_BOOL(6);
+	double		growth = PG_GETARG_FLOAT8(7);
+	double		tightening = PG_GETARG_FLOAT8(8);
 	SbfSharedMeta meta;
+	SbfSharedState state;
 	int			hashes;
 
+	sbf_check_fpr(fpr);
+	sbf_check_growth(growth, tightening, transactional);
+	sbf_check_capacity(capacity);
+	if (growth > 0.0)
+		capacity = Max(capacity,
+					   sbf_blocked_bloom_capacity(SBF_SHARED_LAYOUT_PENDING,
+												  SBF_GROWING_MIN_PAGES,
+												  sbf_first_fpr(fpr, growth, tightening)));
 	sbf_shared_meta_common(&meta, SBF_SHARED_BLOOM, PG_GETARG_INT64(3));
 	meta.version = transactional ? SBF_SHARED_LAYOUT_PENDING : SBF_SHARED_LAYOUT_LINES;
 	meta.block_bits = (uint32) sbf_layout_block_bits(meta.version);
-	meta.pages = sbf_blocked_bloom_pages(meta.version, capacity, fpr, &hashes);
+	meta.pages = sbf_blocked_bloom_pages(meta.version, capacity,
+										 sbf_first_fpr(fpr, growth, tightening),
+										 &hashes);
 	meta.hashes = (uint16) hashes;
 	meta.max = 1;
 	meta.cell_bits = 1;
@@ -359,7 +395,9 @@ shared_bloom_create(PG_FUNCTION_ARGS)
 	meta.decrements = 0;
 	meta.capacity = capacity;
 	meta.fpr = fpr;
+	sbf_state_init(&state, &meta, growth, tightening);
 	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
+									transactional ? &state : NULL,
 									PG_GETARG_BOOL(4), PG_GETARG_BOOL(5)));
 }
 
@@ -414,7 +452,7 @@ shared_stablebloom_create(PG_FUNCTION_ARGS)
 				 errhint("Use more hashes or a higher false-positive rate.")));
 	meta.capacity = cells;
 	meta.fpr = fpr;
-	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
+	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta, NULL,
 									PG_GETARG_BOOL(6), PG_GETARG_BOOL(7)));
 }
 
@@ -424,8 +462,9 @@ shared_stablebloom_create(PG_FUNCTION_ARGS)
  * Empty the filter, keeping its parameters: TRUNCATE it as the caller
  * (who needs TRUNCATE on it, and whose transaction it is part of, so a
  * rollback keeps what it held), then give the new storage the metapage it
- * had, as creation does.  A filter of the pages layout stays one: its
- * parameters are its metapage's.
+ * had, as creation does (a growing one with its first sub-filter only).
+ * A filter of the pages layout stays one: its parameters are its
+ * metapage's.
  */
 Datum
 shared_reset(PG_FUNCTION_ARGS)
@@ -433,15 +472,19 @@ shared_reset(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	Relation	rel = sbf_shared_open(relid, AccessExclusiveLock, ACL_TRUNCATE);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	SbfSharedState state;
 	char	   *sql = psprintf("TRUNCATE TABLE %s",
 							   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 														  RelationGetRelationName(rel)));
 
+	/* back to its first sub-filter, with a count of zero */
+	sbf_state_init(&state, &meta, sbf_shared_state(rel, false)->growth,
+				   sbf_shared_state(rel, false)->tightening);
 	relation_close(rel, NoLock);
 	sbf_run_utility(sql);
 
 	rel = table_open(relid, AccessExclusiveLock);
-	sbf_shared_init_storage(rel, &meta);
+	sbf_shared_init_storage(rel, &meta, &state);
 	table_close(rel, NoLock);
 	PG_RETURN_OID(relid);
 }

@@ -56,6 +56,22 @@ PG_FUNCTION_INFO_V1(shared_test_and_add);
 PG_FUNCTION_INFO_V1(shared_test_and_add_int8);
 PG_FUNCTION_INFO_V1(shared_test_and_add_array);
 
+/*
+ * One call's adding: the filter, its sub-filters as the call last read
+ * them (a growing filter's metapage pinned, to see whether it grew), and
+ * the values it added to each, counted in the metapage at its end.
+ */
+typedef struct SbfAddCall
+{
+	Relation	rel;
+	SbfSharedMeta meta;			/* the filter's */
+	bool		growing;
+	Buffer		metabuf;		/* pinned while a growing filter is added to */
+	uint32		nsub;
+	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
+	int64		added[SBF_MAX_SUBFILTERS];
+} SbfAddCall;
+
 /* Sort a chunk of a batch by page (batch_sort.h), with scratch from palloc */
 static void
 sbf_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
@@ -104,14 +120,8 @@ sbf_add_to_page(Page page, const SbfSharedMeta *meta,
  * most every byte of the block and the special space, in fragments of at
  * least 8 bytes: well under twice a page.
  */
-typedef struct SbfDelta
-{
-	int			len;
-	char		data[2 * BLCKSZ];
-} SbfDelta;
-
 /* Append to DELTA the fragment of LENGTH bytes at OFFSET of the page */
-static void
+void
 sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
 {
 	uint16		off16 = (uint16) offset;
@@ -129,7 +139,7 @@ sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
  * Append to DELTA the 8-byte words of [start, end) that differ between
  * BEFORE and AFTER, adjacent changed words as one fragment.
  */
-static void
+void
 sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 				 Size start, Size end)
 {
@@ -168,7 +178,7 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
  * Log the fragments of DELTA as the generic WAL record of the change to
  * BUF (in a critical section, the buffer locked exclusively)
  */
-static void
+void
 sbf_log_delta(Buffer buf, SbfDelta *delta)
 {
 	XLogRecPtr	lsn;
@@ -265,17 +275,20 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	END_CRIT_SECTION();
 }
 
-static void sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
+static int	sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 								  const SbfBatchItem *items, int n, bool *answers);
 
 /*
  * Test-and-add the n values of one page, in input order, writing their
- * answers.
+ * answers; returns how many were answered, fewer than n only when a
+ * growing filter grew (the others are then to be added to its new last
+ * sub-filter).
  */
-static void
-sbf_add_group(Relation rel, const SbfSharedMeta *meta,
+static int
+sbf_add_group(SbfAddCall *call, const SbfSharedMeta *meta,
 			  const SbfBatchItem *items, int n, bool *answers)
 {
+	Relation	rel = call->rel;
 	bool		wal = RelationNeedsWAL(rel);
 	Buffer		buf;
 	GenericXLogState *state = NULL;
@@ -284,10 +297,7 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	int			i;
 
 	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
-	{
-		sbf_add_group_pending(rel, meta, items, n, answers);
-		return;
-	}
+		return sbf_add_group_pending(call, meta, items, n, answers);
 	buf = sbf_shared_pin(rel, items[0].page);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	isnew = PageIsNew(BufferGetPage(buf));
@@ -310,7 +320,7 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 			XLogFlush(lsn);
 		for (i = 0; i < n; i++)
 			answers[items[i].index] = true;
-		return;
+		return n;
 	}
 
 	/* about to write WAL: take a transaction id first, not under the lock */
@@ -328,7 +338,7 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 		else
 			sbf_add_group_logged(buf, meta, items, n, answers);
 		UnlockReleaseBuffer(buf);
-		return;
+		return n;
 	}
 
 	/* a page's first write is logged whole; unlogged filters not at all */
@@ -350,6 +360,25 @@ sbf_add_group(Relation rel, const SbfSharedMeta *meta,
 	else
 		MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/*
+ * Is the sub-filter the call adds to still the growing filter's last?
+ * Asked under the exclusive lock of the page about to be changed, from the
+ * pinned metapage without its lock: the page lock's acquisition is a
+ * barrier, and a session that saw the growth (under the metapage's lock)
+ * and then read this page did so before this lock or sees this change.
+ */
+static bool
+sbf_still_last(const SbfAddCall *call)
+{
+	volatile SbfSharedState *state;
+
+	if (!call->growing)
+		return true;
+	state = sbf_meta_page_state(BufferGetPage(call->metabuf));
+	return state->nsub == call->nsub;
 }
 
 /*
@@ -533,10 +562,11 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 	END_CRIT_SECTION();
 }
 
-static void
-sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
+static int
+sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 					  const SbfBatchItem *items, int n, bool *answers)
 {
+	Relation	rel = call->rel;
 	bool		wal = RelationNeedsWAL(rel);
 	BlockNumber blkno = items[0].page;
 	int			next = 0;
@@ -566,7 +596,7 @@ sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
 					XLogFlush(lsn);
 				for (i = next; i < n; i++)
 					answers[items[i].index] = true;
-				return;
+				return n;
 			}
 		}
 
@@ -576,6 +606,13 @@ sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
 			UnlockReleaseBuffer(buf);
 			(void) GetCurrentTransactionId();
 			continue;
+		}
+
+		/* the filter grew: the rest goes to its new last sub-filter */
+		if (!sbf_still_last(call))
+		{
+			UnlockReleaseBuffer(buf);
+			return next;
 		}
 
 		if (isnew)
@@ -629,6 +666,7 @@ sbf_add_group_pending(Relation rel, const SbfSharedMeta *meta,
 		if (TransactionIdIsValid(pass.wait))
 			XactLockTableWait(pass.wait, rel, NULL, XLTW_None);
 	}
+	return n;
 }
 
 /*
@@ -698,17 +736,181 @@ sbf_open_for_add(Oid relid)
  */
 #define SBF_PREFETCH_DISTANCE	8
 
-/* Test-and-add the n items (in input order), answers[i] for item i */
+/* Begin a call: the filter's parameters, and what tells whether it grows */
 static void
-sbf_add_items(Relation rel, SbfBatchItem *items, int n, bool *answers)
+sbf_add_call_begin(SbfAddCall *call, Relation rel)
 {
-	SbfSharedMeta meta = *sbf_shared_meta(rel);
-	int			start;
+	call->rel = rel;
+	call->meta = *sbf_shared_meta(rel);
+	call->growing = sbf_shared_state(rel, false)->growth > 0.0;
+	call->metabuf = call->growing ? ReadBuffer(rel, SBF_METAPAGE_BLKNO) : InvalidBuffer;
+	call->nsub = 0;
+	memset(call->added, 0, sizeof(call->added));
+}
 
+/* Take the sub-filters: a growing filter's from its metapage, each time */
+static void
+sbf_add_call_refresh(SbfAddCall *call)
+{
+	const SbfSharedState *state;
+
+	if (call->nsub > 0 && !call->growing)
+		return;
+	state = sbf_shared_state(call->rel, call->growing);
+	memcpy(call->sub, state->sub, state->nsub * sizeof(SbfSubFilter));
+	call->nsub = state->nsub;
+}
+
+/* End a call: count what it added in the metapage (shared_grow.c) */
+static void
+sbf_add_call_end(SbfAddCall *call)
+{
+	if (BufferIsValid(call->metabuf))
+		ReleaseBuffer(call->metabuf);
+	call->metabuf = InvalidBuffer;
+	sbf_shared_count_adds(call->rel, call->added, (int) call->nsub);
+}
+
+/*
+ * Give the n items their pages in a sub-filter and sort them by page
+ * (stably: the items of a page stay in the order they had)
+ */
+static void
+sbf_items_to_sub(const SbfSubFilter *sub, SbfBatchItem *items, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		items[i].page = (BlockNumber) (1 + sbf_block_of(items[i].hash, sub->pages));
+	if (n > 1)
+		sbf_sort_by_page(items, n, sub->pages);
+	for (i = 0; i < n; i++)
+		items[i].page += sub->first - 1;
+}
+
+/*
+ * Test the n items of one page of a sub-filter that is not the last: an
+ * item present to this session (sbf_pending_test) is answered true and
+ * marked with page InvalidBlockNumber.  An item with an add of another
+ * transaction still open waits for it, as adding it to the last would, and
+ * the page is tested again.
+ */
+static void
+sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
+			   int n, bool *answers)
+{
+	BlockNumber blkno = items[0].page;
+
+	for (;;)
+	{
+		Buffer		buf = sbf_shared_pin_existing(rel, blkno);
+		TransactionId wait = InvalidTransactionId;
+		Page		page;
+		int			i;
+
+		if (!BufferIsValid(buf))
+			return;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page))
+		{
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		sbf_shared_check_page(rel, meta, page, blkno);
+		for (i = 0; i < n && !TransactionIdIsValid(wait); i++)
+		{
+			uint64		state = sbf_line_state(items[i].hash);
+
+			if (items[i].page == InvalidBlockNumber)
+				continue;
+			if (sbf_pending_lookup(meta, page, state, &wait))
+			{
+				answers[items[i].index] = true;
+				items[i].page = InvalidBlockNumber;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (!TransactionIdIsValid(wait))
+			return;
+		XactLockTableWait(wait, rel, NULL, XLTW_None);
+	}
+}
+
+/*
+ * A growing filter: test the n items in sub-filter j; return how many are
+ * left (not present there), moved to the front in the order they had.
+ */
+static int
+sbf_test_sub(SbfAddCall *call, int j, SbfBatchItem *items, int n, bool *answers)
+{
+	SbfSharedMeta meta;
+	int			start;
+	int			ahead;
+	int			kept = 0;
+	int			i;
+
+	sbf_sub_meta(&call->meta, &call->sub[j], &meta);
+	sbf_items_to_sub(&call->sub[j], items, n);
+	/* as sbf_add_to_last does: the pages' buffers and lines, ahead */
+	for (ahead = 0; ahead < Min(n, 2 * SBF_PREFETCH_DISTANCE); ahead++)
+		sbf_shared_prefetch_slot(call->rel, items[ahead].page);
+	for (ahead = 0; ahead < Min(n, SBF_PREFETCH_DISTANCE); ahead++)
+		sbf_shared_prefetch(call->rel, &meta, items[ahead].page, items[ahead].hash);
+	for (start = 0; start < n;)
+	{
+		int			end = start + 1;
+
+		while (end < n && items[end].page == items[start].page)
+			end++;
+		for (; ahead < Min(n, end + SBF_PREFETCH_DISTANCE); ahead++)
+		{
+			sbf_shared_prefetch(call->rel, &meta, items[ahead].page, items[ahead].hash);
+			if (ahead + SBF_PREFETCH_DISTANCE < n)
+				sbf_shared_prefetch_slot(call->rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
+		}
+		sbf_test_group(call->rel, &meta, items + start, end - start, answers);
+		start = end;
+		CHECK_FOR_INTERRUPTS();
+	}
+	for (i = 0; i < n; i++)
+		if (items[i].page != InvalidBlockNumber)
+			items[kept++] = items[i];
+	return kept;
+}
+
+/*
+ * A growing filter: test the n items in its sub-filters, the last (the
+ * largest, which holds the most values) first, then the others newest
+ * first; return how many are present in none, moved to the front.  Only
+ * "present" is answered here: the last sub-filter is tested again, and
+ * added to, under its pages' exclusive locks.
+ */
+static int
+sbf_test_subs(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
+{
+	int			j;
+
+	for (j = (int) call->nsub - 1; j >= 0 && n > 0; j--)
+		n = sbf_test_sub(call, j, items, n, answers);
+	return n;
+}
+
+/*
+ * Test-and-add the n items in the last sub-filter, page by page; return how
+ * many are left because the filter grew meanwhile, moved to the front.
+ */
+static int
+sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
+{
+	Relation	rel = call->rel;
+	int			last = (int) call->nsub - 1;
+	SbfSharedMeta meta;
+	int			start;
 	int			ahead;
 
-	if (n > 1)
-		sbf_sort_by_page(items, n, meta.pages);
+	sbf_sub_meta(&call->meta, &call->sub[last], &meta);
+	sbf_items_to_sub(&call->sub[last], items, n);
 	for (ahead = 0; ahead < Min(n, 2 * SBF_PREFETCH_DISTANCE); ahead++)
 		sbf_shared_prefetch_slot(rel, items[ahead].page);
 	for (ahead = 0; ahead < Min(n, SBF_PREFETCH_DISTANCE); ahead++)
@@ -716,6 +918,8 @@ sbf_add_items(Relation rel, SbfBatchItem *items, int n, bool *answers)
 	for (start = 0; start < n;)
 	{
 		int			end = start + 1;
+		int			done;
+		int			i;
 
 		while (end < n && items[end].page == items[start].page)
 			end++;
@@ -725,9 +929,37 @@ sbf_add_items(Relation rel, SbfBatchItem *items, int n, bool *answers)
 			if (ahead + SBF_PREFETCH_DISTANCE < n)
 				sbf_shared_prefetch_slot(rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
 		}
-		sbf_add_group(rel, &meta, items + start, end - start, answers);
+		done = sbf_add_group(call, &meta, items + start, end - start, answers);
+		for (i = start; i < start + done; i++)
+			if (!answers[items[i].index])
+				call->added[last]++;
+		if (done < end - start)
+		{
+			memmove(items, items + start + done,
+					(n - start - done) * sizeof(SbfBatchItem));
+			return n - start - done;
+		}
 		start = end;
 		CHECK_FOR_INTERRUPTS();
+	}
+	return 0;
+}
+
+/*
+ * Test-and-add the n items (in input order), answers[i] for item i: in a
+ * growing filter, test them in its sub-filters, then add those present in
+ * none to the last, again from the test if it grew meanwhile.
+ */
+static void
+sbf_add_items(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
+{
+	while (n > 0)
+	{
+		sbf_add_call_refresh(call);
+		if (call->nsub > 1)
+			n = sbf_test_subs(call, items, n, answers);
+		if (n > 0)
+			n = sbf_add_to_last(call, items, n, answers);
 	}
 }
 
@@ -735,14 +967,15 @@ static bool
 sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind)
 {
 	Relation	rel = sbf_open_for_add(relid);
-	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	SbfAddCall	call;
 	SbfBatchItem item;
 	bool		answer;
 
-	item.hash = sbf_hash_element(value, kind, meta.seed);
-	item.page = sbf_shared_page_of(&meta, item.hash);
+	sbf_add_call_begin(&call, rel);
+	item.hash = sbf_hash_element(value, kind, call.meta.seed);
 	item.index = 0;
-	sbf_add_items(rel, &item, 1, &answer);
+	sbf_add_items(&call, &item, 1, &answer);
+	sbf_add_call_end(&call);
 	relation_close(rel, NoLock);
 	return answer;
 }
@@ -820,7 +1053,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 :
 		(elemtype == BYTEAOID) ? SBF_ELEMENT_BYTEA : SBF_ELEMENT_TEXT;
 	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
-	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	SbfAddCall *call = palloc(sizeof(SbfAddCall));
 	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
 	ArrayIterator it;
 	Datum		value;
@@ -837,6 +1070,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 		relation_close(rel, NoLock);
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
 	}
+	sbf_add_call_begin(call, rel);
 	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
 	answers = palloc0(sizeof(bool) * nelems);
 	it = array_create_iterator(values, 0, NULL);
@@ -847,21 +1081,22 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 			nnulls++;
 			continue;
 		}
-		items[nitems].hash = sbf_hash_element(value, kind, meta.seed);
-		items[nitems].page = sbf_shared_page_of(&meta, items[nitems].hash);
+		items[nitems].hash = sbf_hash_element(value, kind, call->meta.seed);
 		items[nitems].index = i;
 		if (++nitems == SBF_BATCH_CHUNK)
 		{
-			sbf_add_items(rel, items, nitems, answers);
+			sbf_add_items(call, items, nitems, answers);
 			nitems = 0;
 		}
 		if (i % SBF_HASH_CHECK_EVERY == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
 	array_free_iterator(it);
-	sbf_add_items(rel, items, nitems, answers);
+	sbf_add_items(call, items, nitems, answers);
+	sbf_add_call_end(call);
 	relation_close(rel, NoLock);
 	pfree(items);
+	pfree(call);
 
 	result = sbf_answers_array(values, answers, nelems, nnulls);
 	pfree(answers);

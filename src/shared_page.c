@@ -240,10 +240,22 @@ sbf_shared_has_meta(Relation rel)
 	return !isnew;
 }
 
-/* Read and check the metapage */
+/*
+ * The state of a metapage of the layouts without one: the filter's one
+ * sub-filter, as its parameters give it
+ */
 static void
-sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
+sbf_state_of_meta(const SbfSharedMeta *meta, SbfSharedState *state)
 {
+	sbf_state_init(state, meta, 0.0, 0.0);
+}
+
+/* Read and check the metapage and its state */
+static void
+sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state)
+{
+	bool		has_state = false;
+
 	Buffer		buf;
 	Page		page;
 	bool		isnew;
@@ -263,6 +275,10 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
 	{
 		sbf_shared_check_page(rel, NULL, page, SBF_METAPAGE_BLKNO);
 		memcpy(meta, PageGetContents(page), sizeof(SbfSharedMeta));
+		has_state = ((PageHeader) page)->pd_lower !=
+			MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta);
+		if (has_state)
+			memcpy(state, sbf_meta_page_state(page), sizeof(SbfSharedState));
 	}
 	UnlockReleaseBuffer(buf);
 
@@ -273,6 +289,19 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta)
 				 errdetail("Its page 0 was never written, as after a crash during a restore of page 0."),
 				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create, or restore one with COPY FROM starting with its page 0.")));
 	sbf_shared_validate_meta(meta, ERRCODE_DATA_CORRUPTED, RelationGetRelationName(rel));
+	if (has_state != sbf_meta_has_state(meta))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid metapage in shared filter \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("A metapage of format version %u %s a state.",
+						   (unsigned) meta->version,
+						   has_state ? "has no" : "must have")));
+	if (has_state)
+		sbf_shared_validate_state(meta, state, ERRCODE_DATA_CORRUPTED,
+								  RelationGetRelationName(rel));
+	else
+		sbf_state_of_meta(meta, state);
 }
 
 static SbfSharedCache *
@@ -281,17 +310,21 @@ sbf_shared_cache(Relation rel)
 	if (rel->rd_amcache == NULL)
 	{
 		SbfSharedMeta meta;
+		SbfSharedState *state = palloc(sizeof(SbfSharedState));
 		SbfSharedCache *cache;
 		uint32		nrecent = 0;
 
-		sbf_shared_load_meta(rel, &meta);
-		sbf_shared_repair_init_fork(rel, &meta);
+		sbf_shared_load_meta(rel, &meta, state);
+		sbf_shared_repair_init_fork(rel, &meta, state);
 		if (!RelationUsesLocalBuffers(rel))
-			nrecent = (uint32) Min(pg_nextpower2_64(meta.pages + 1), SBF_RECENT_MAX);
+			nrecent = (uint32) Min(pg_nextpower2_64(sbf_state_pages(state) + 1),
+								   SBF_RECENT_MAX);
 		cache = MemoryContextAllocZero(CacheMemoryContext,
 									   offsetof(SbfSharedCache, recent) +
 									   nrecent * sizeof(Buffer));
 		cache->meta = meta;
+		cache->state = *state;
+		pfree(state);
 		cache->nblocks = RelationGetNumberOfBlocks(rel);
 		cache->nrecent = nrecent;
 		rel->rd_amcache = cache;
@@ -308,6 +341,54 @@ const SbfSharedMeta *
 sbf_shared_meta(Relation rel)
 {
 	return &sbf_shared_cache(rel)->meta;
+}
+
+/*
+ * The filter's state (its count and sub-filters), from the cache.  With
+ * refresh, a growing filter's is read again from its metapage first, so
+ * that every sub-filter made until now is in it: whoever tests or adds
+ * values asks so once per call.  (A filter of fixed size never changes its
+ * one sub-filter: its count is only read by shared_info, which refreshes.)
+ * The pointer is valid until the next relcache invalidation or refresh.
+ */
+const SbfSharedState *
+sbf_shared_state(Relation rel, bool refresh)
+{
+	SbfSharedCache *cache = sbf_shared_cache(rel);
+
+	if (refresh && sbf_meta_has_state(&cache->meta))
+	{
+		Buffer		buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
+		Page		page = BufferGetPage(buf);
+		SbfSharedState *state;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		sbf_shared_check_page(rel, NULL, page, SBF_METAPAGE_BLKNO);
+		state = sbf_meta_page_state(page);
+		/* sub-filters are only ever appended: copy what is new */
+		if (state->nsub >= 1 && state->nsub <= SBF_MAX_SUBFILTERS &&
+			state->nsub >= cache->state.nsub)
+		{
+			memcpy(&cache->state, state,
+				   offsetof(SbfSharedState, sub) + state->nsub * sizeof(SbfSubFilter));
+			UnlockReleaseBuffer(buf);
+			if (cache->state.nsub > 1)
+				sbf_shared_validate_state(&cache->meta, &cache->state,
+										  ERRCODE_DATA_CORRUPTED,
+										  RelationGetRelationName(rel));
+		}
+		else
+		{
+			UnlockReleaseBuffer(buf);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid metapage in shared filter \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("It has %u sub-filters, where %u were seen before.",
+							   state->nsub, cache->state.nsub)));
+		}
+	}
+	return &cache->state;
 }
 
 /* Is blkno below the end of the relation (asking the kernel only when not) */
@@ -384,6 +465,30 @@ sbf_shared_pin(Relation rel, BlockNumber blkno)
 }
 
 /*
+ * A data page to test, pinned (not locked), as sbf_shared_read without a
+ * strategy, or InvalidBuffer past the end of the relation: through the
+ * buffer it was last found in, as sbf_shared_pin (a growing filter's adder
+ * tests a value in several sub-filters' pages).
+ */
+Buffer
+sbf_shared_pin_existing(Relation rel, BlockNumber blkno)
+{
+	SbfSharedCache *cache = sbf_shared_cache(rel);
+	Buffer	   *slot;
+
+	if (!sbf_shared_block_exists(rel, blkno))
+		return InvalidBuffer;
+	if (cache->nrecent == 0)
+		return ReadBuffer(rel, blkno);
+	slot = &cache->recent[blkno & (cache->nrecent - 1)];
+	if (*slot != InvalidBuffer &&
+		ReadRecentBuffer(RelationFileLocator(rel), MAIN_FORKNUM, blkno, *slot))
+		return *slot;
+	*slot = ReadBuffer(rel, blkno);
+	return *slot;
+}
+
+/*
  * Ask the CPU for what adding the element to page blkno will read: the
  * buffer's descriptor (pin and lock), the page's header (its check) and,
  * in the line layout, the element's line; a page whose buffer is not known
@@ -448,6 +553,8 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
 	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
 		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
 
+	Assert(blkno != SBF_METAPAGE_BLKNO || !sbf_meta_has_state(meta));
+
 	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
 	((PageHeader) page)->pd_lower = sbf_contents_offset(meta, blkno) + contents;
 	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
@@ -456,6 +563,27 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
 		memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
 	else if (meta->kind == SBF_SHARED_STABLEBLOOM)
 		sbf_page_opaque(page)->prng = sbf_shared_page_seed(meta->seed, blkno);
+}
+
+/*
+ * Initialize a metapage: the filter's fields and, in a layout that has
+ * one, its state after them, pd_lower at their end.
+ */
+void
+sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
+						  const SbfSharedState *state)
+{
+	if (!sbf_meta_has_state(meta))
+	{
+		sbf_shared_page_init(page, meta, SBF_METAPAGE_BLKNO);
+		return;
+	}
+	Assert(state != NULL);
+	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
+	memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
+	memcpy(sbf_meta_page_state(page), state, sizeof(SbfSharedState));
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
+		sizeof(SbfSharedMeta) + sizeof(SbfSharedState);
 }
 
 /*

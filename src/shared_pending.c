@@ -130,3 +130,46 @@ sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
 	}
 	return open;
 }
+
+/*
+ * Whether the value of line state is present to this session in the page
+ * (as sbf_pending_test answers); when it is not but another transaction,
+ * still open or prepared, has a pending add of it, that transaction is set
+ * in *wait: an adder waits for it, as for one in the page it adds to.  The
+ * bits alone answer most values (a seen value's are set); only the page's
+ * pending adds of the value's line have their transaction's status asked.
+ */
+bool
+sbf_pending_lookup(const SbfSharedMeta *meta, Page page, uint64 state,
+				   TransactionId *wait)
+{
+	const SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			n = sbf_pending_count(page);
+	uint64		line = sbf_line_of_state(state, SBF_PENDING_LINES);
+	uint64	   *bits = sbf_state_line_words(sbf_page_block(meta, page), state);
+	uint64		words[SBF_LINE_WORDS];
+	TransactionId open = InvalidTransactionId;
+	int			i;
+
+	if (sbf_line_probe_state(bits, meta->hashes, state, false))
+		return true;
+	memcpy(words, bits, SBF_LINE_BYTES);
+	for (i = 0; i < n; i++)
+	{
+		uint64		other = sbf_pending_state(&adds[i]);
+		SbfXidStatus st;
+
+		if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
+			continue;
+		st = sbf_xid_status(adds[i].xid);
+		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED)
+			(void) sbf_line_probe_state(words, meta->hashes, other, true);
+		else if (st == SBF_XID_IN_PROGRESS && other == state)
+			open = adds[i].xid;
+	}
+	if (sbf_line_probe_state(words, meta->hashes, state, false))
+		return true;
+	if (TransactionIdIsValid(open))
+		*wait = open;
+	return false;
+}

@@ -42,19 +42,20 @@ PG_FUNCTION_INFO_V1(shared_info);
 PG_FUNCTION_INFO_V1(shared_bloom_snapshot);
 PG_FUNCTION_INFO_V1(shared_stablebloom_snapshot);
 
+/* Is the value present to this session in one sub-filter? */
 static bool
-sbf_contains(Oid relid, Datum value, SbfElementKind kind)
+sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
+				const SbfSubFilter *sub, SbfHash hash)
 {
-	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
-	SbfSharedMeta meta = *sbf_shared_meta(rel);
-	SbfHash		hash = sbf_hash_element(value, kind, meta.seed);
-	Buffer		buf = sbf_shared_read(rel, sbf_shared_page_of(&meta, hash), NULL);
+	SbfSharedMeta meta;
+	Buffer		buf = sbf_shared_read(rel, sbf_sub_page_of(sub, hash), NULL);
 	bool		found = false;
 
 	if (BufferIsValid(buf))
 	{
 		Page		page = BufferGetPage(buf);
 
+		sbf_sub_meta(filter, sub, &meta);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		if (!PageIsNew(page))
 		{
@@ -66,6 +67,30 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 		}
 		UnlockReleaseBuffer(buf);
 	}
+	return found;
+}
+
+/*
+ * Present if any sub-filter has it, the newest (the largest) asked first;
+ * a growing filter's sub-filters are read from its metapage each time.
+ */
+static bool
+sbf_contains(Oid relid, Datum value, SbfElementKind kind)
+{
+	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
+	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	const SbfSharedState *state = sbf_shared_state(rel, false);
+	SbfSubFilter subs[SBF_MAX_SUBFILTERS];
+	SbfHash		hash = sbf_hash_element(value, kind, meta.seed);
+	bool		found = false;
+	int			j;
+
+	if (state->growth > 0.0)
+		state = sbf_shared_state(rel, true);
+	j = (int) state->nsub;
+	memcpy(subs, state->sub, j * sizeof(SbfSubFilter));
+	while (!found && --j >= 0)
+		found = sbf_contains_in(rel, &meta, &subs[j], hash);
 	relation_close(rel, NoLock);
 	return found;
 }
@@ -94,11 +119,10 @@ shared_contains_int8(PG_FUNCTION_ARGS)
  * and adds the page's adds of open transactions to *uncommitted.
  */
 static bool
-sbf_read_block(Relation rel, BlockNumber blkno, uint8 *dest,
-			   BufferAccessStrategy strategy, uint64 *uncommitted)
+sbf_read_block(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
+			   uint8 *dest, BufferAccessStrategy strategy, uint64 *uncommitted)
 {
 	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
-	const SbfSharedMeta *meta = sbf_shared_meta(rel);
 	bool		written = false;
 
 	if (BufferIsValid(buf))
@@ -125,7 +149,8 @@ typedef struct SbfInfoTotals
 	uint64		pages_written;
 	uint64		uncommitted;	/* adds of transactions still open */
 	uint64		nonzero;		/* bits set, or cells > 0 */
-	double		fpr_sum;		/* of each page's current fpr */
+	double		fpr_sum;		/* of each page's current fpr, in a
+								 * sub-filter */
 	double		cardinality;	/* bloom: sum of each page's estimate */
 } SbfInfoTotals;
 
@@ -151,40 +176,81 @@ sbf_info_page(const SbfSharedMeta *meta, const uint8 *block, SbfInfoTotals *t)
 }
 
 /*
- * shared_info(filter regclass) -> jsonb: the parameters, and what reading
+ * Read every page of the filter into t; returns the current false-positive
+ * rate.  Within a sub-filter it is the mean of its pages' rates (an absent
+ * value probes one uniformly chosen page); a value is a false positive if
+ * any sub-filter answers one.
+ */
+static double
+sbf_info_read_pages(Relation rel, const SbfSharedMeta *filter,
+					const SbfSharedState *state, SbfInfoTotals *t)
+{
+	uint8	   *block = palloc(SBF_BLOCK_BYTES);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	double		log_absent = 0.0;
+	uint32		j;
+
+	for (j = 0; j < state->nsub; j++)
+	{
+		const SbfSubFilter *sub = &state->sub[j];
+		SbfSharedMeta meta;
+		uint64		blkno;
+
+		sbf_sub_meta(filter, sub, &meta);
+		t->fpr_sum = 0.0;
+		for (blkno = sub->first; blkno < (uint64) sub->first + sub->pages; blkno++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (sbf_read_block(rel, &meta, (BlockNumber) blkno, block, strategy,
+							   &t->uncommitted))
+			{
+				t->pages_written++;
+				sbf_info_page(&meta, block, t);
+			}
+		}
+		log_absent += log1p(-t->fpr_sum / (double) sub->pages);
+	}
+	FreeAccessStrategy(strategy);
+	pfree(block);
+	/* 1 - product of (1 - rate), exact for tiny rates */
+	return (state->nsub == 1) ? t->fpr_sum / (double) state->sub[0].pages :
+		-expm1(log_absent);
+}
+
+/*
+ * shared_info(filter regclass, read_pages boolean DEFAULT true) -> jsonb:
+ * the parameters; a transactional filter's count of values added and its
+ * sub-filters, from its metapage alone; and with read_pages, what reading
  * every page finds: set bits (bloom) or non-zero cells, the current
- * false-positive rate (the mean of the pages' rates, since an absent
- * value probes one uniformly chosen page) and, for bloom, the estimated
- * number of distinct values added.
+ * false-positive rate and, for bloom, the estimated number of distinct
+ * values added.
  */
 Datum
 shared_info(PG_FUNCTION_ARGS)
 {
 	Relation	rel = sbf_shared_open(PG_GETARG_OID(0), AccessShareLock, ACL_SELECT);
+	bool		read_pages = PG_GETARG_BOOL(1);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
+	SbfSharedState *state = palloc(sizeof(SbfSharedState));
 	bool		bloom = meta.kind == SBF_SHARED_BLOOM;
-	uint8	   *block = palloc(SBF_BLOCK_BYTES);
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	SbfInfoTotals t = {0};
+	double		current_fpr = 0.0;
+	uint64		pages;
+	uint64		bits;
 	StringInfoData buf;
-	uint64		blkno;
 
-	for (blkno = 1; blkno <= meta.pages; blkno++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (sbf_read_block(rel, (BlockNumber) blkno, block, strategy, &t.uncommitted))
-		{
-			t.pages_written++;
-			sbf_info_page(&meta, block, &t);
-		}
-	}
+	*state = *sbf_shared_state(rel, true);
+	pages = sbf_state_pages(state);
+	bits = pages * meta.block_bits;
+	if (read_pages)
+		current_fpr = sbf_info_read_pages(rel, &meta, state, &t);
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"kind\": \"%s\", \"format_version\": %u",
 					 bloom ? "bloom" : "stablebloom", (unsigned) meta.version);
 	if (bloom)
 		appendStringInfo(&buf, ", \"capacity\": " INT64_FORMAT ", \"bits\": " UINT64_FORMAT,
-						 meta.capacity, meta.cells);
+						 meta.capacity, bits);
 	else
 		appendStringInfo(&buf, ", \"cells\": " UINT64_FORMAT ", \"max\": %u, \"cell_bits\": %u, \"decrements\": " UINT64_FORMAT,
 						 meta.cells, (unsigned) meta.max, (unsigned) meta.cell_bits,
@@ -192,40 +258,71 @@ shared_info(PG_FUNCTION_ARGS)
 	appendStringInfo(&buf, ", \"fpr\": %s, \"hashes\": %u, \"seed\": " INT64_FORMAT,
 					 float8out_internal(meta.fpr), (unsigned) meta.hashes,
 					 (int64) meta.seed);
-	appendStringInfo(&buf, ", \"pages\": " UINT64_FORMAT ", \"pages_written\": " UINT64_FORMAT,
-					 meta.pages, t.pages_written);
+	appendStringInfo(&buf, ", \"pages\": " UINT64_FORMAT, pages);
+	if (read_pages)
+		appendStringInfo(&buf, ", \"pages_written\": " UINT64_FORMAT, t.pages_written);
 	appendStringInfo(&buf, ", \"size_bytes\": " UINT64_FORMAT ", \"logged\": %s",
 					 table_block_relation_size(rel, MAIN_FORKNUM),
 					 rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT ? "true" : "false");
 	appendStringInfo(&buf, ", \"transactional\": %s",
 					 meta.version == SBF_SHARED_LAYOUT_PENDING ? "true" : "false");
-	if (meta.version == SBF_SHARED_LAYOUT_PENDING)
-		appendStringInfo(&buf, ", \"uncommitted_adds\": " UINT64_FORMAT, t.uncommitted);
-	if (bloom)
+	if (sbf_meta_has_state(&meta))
+	{
+		int64		total_capacity = 0;
+		uint32		j;
+
+		for (j = 0; j < state->nsub; j++)
+			total_capacity += state->sub[j].capacity;
+		appendStringInfo(&buf, ", \"growth\": %s, \"tightening\": %s, \"subfilters\": %u",
+						 float8out_internal(state->growth),
+						 float8out_internal(state->tightening), state->nsub);
+		appendStringInfo(&buf, ", \"adds\": " INT64_FORMAT ", \"total_capacity\": " INT64_FORMAT ", \"load\": %s, \"expected_fpr\": %s",
+						 state->adds, total_capacity,
+						 float8out_internal((double) state->adds / (double) total_capacity),
+						 float8out_internal(sbf_state_expected_fpr(&meta, state)));
+		if (read_pages)
+			appendStringInfo(&buf, ", \"uncommitted_adds\": " UINT64_FORMAT, t.uncommitted);
+		if (state->growth > 0.0)
+		{
+			appendStringInfoString(&buf, ", \"sub_filters\": [");
+			for (j = 0; j < state->nsub; j++)
+				appendStringInfo(&buf, "%s{\"first_page\": %u, \"pages\": %u, \"hashes\": %u, \"capacity\": " INT64_FORMAT ", \"fpr\": %s, \"adds\": " INT64_FORMAT "}",
+								 j > 0 ? ", " : "", state->sub[j].first,
+								 state->sub[j].pages, (unsigned) state->sub[j].hashes,
+								 state->sub[j].capacity,
+								 float8out_internal(state->sub[j].fpr),
+								 state->sub[j].adds);
+			appendStringInfoChar(&buf, ']');
+		}
+	}
+	if (bloom && read_pages)
 	{
 		appendStringInfo(&buf, ", \"bits_set\": " UINT64_FORMAT ", \"fill\": %s",
-						 t.nonzero, float8out_internal((double) t.nonzero / (double) meta.cells));
+						 t.nonzero, float8out_internal((double) t.nonzero / (double) bits));
 		/* JSON has no infinity: a saturated page has no estimate */
 		appendStringInfo(&buf, ", \"estimated_cardinality\": %s",
 						 isinf(t.cardinality) ? "null" : float8out_internal(round(t.cardinality)));
 	}
-	else
+	else if (!bloom)
 	{
 		double		page_zeros = stablebloom_stable_zeros_for((int64) sbf_shared_page_cells(&meta),
 															  meta.hashes,
 															  (double) meta.decrements,
 															  meta.max);
 
-		appendStringInfo(&buf, ", \"zero_cells\": " UINT64_FORMAT ", \"zero_fraction\": %s",
-						 meta.cells - t.nonzero,
-						 float8out_internal((double) (meta.cells - t.nonzero) / (double) meta.cells));
+		if (read_pages)
+			appendStringInfo(&buf, ", \"zero_cells\": " UINT64_FORMAT ", \"zero_fraction\": %s",
+							 meta.cells - t.nonzero,
+							 float8out_internal((double) (meta.cells - t.nonzero) / (double) meta.cells));
 		appendStringInfo(&buf, ", \"stable_fpr\": %s",
 						 float8out_internal(pow(1.0 - page_zeros, meta.hashes)));
 	}
-	appendStringInfo(&buf, ", \"estimated_fpr\": %s}",
-					 float8out_internal(t.fpr_sum / (double) meta.pages));
-	FreeAccessStrategy(strategy);
+	if (read_pages)
+		appendStringInfo(&buf, ", \"estimated_fpr\": %s",
+						 float8out_internal(current_fpr));
+	appendStringInfoChar(&buf, '}');
 	relation_close(rel, NoLock);
+	pfree(state);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
@@ -235,8 +332,16 @@ static Relation
 sbf_open_for_snapshot(Oid relid, int kind, SbfSharedMeta *meta)
 {
 	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
+	uint32		nsub = sbf_shared_state(rel, true)->nsub;
 
 	*meta = *sbf_shared_meta(rel);
+	if (nsub > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shared filter \"%s\" has grown to %u sub-filters",
+						RelationGetRelationName(rel), nsub),
+				 errdetail("A bloom value is one filter; a snapshot can only be taken of a growing filter before it grows."),
+				 errhint("Test values with shared_contains, or copy the filter with COPY or pg_dump.")));
 	if (meta->kind != kind)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -271,7 +376,7 @@ sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
 	for (blkno = 1; blkno <= meta->pages; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		(void) sbf_read_block(rel, (BlockNumber) blkno,
+		(void) sbf_read_block(rel, meta, (BlockNumber) blkno,
 							  dest + (blkno - 1) * SBF_BLOCK_BYTES, strategy, &uncommitted);
 	}
 	FreeAccessStrategy(strategy);

@@ -259,6 +259,29 @@ sbf_blocked_bloom_pages(int layout, int64 capacity, double fpr, int *hashes)
 	return best;
 }
 
+/*
+ * The largest capacity that the sizing above fits in at most "pages" data
+ * pages of a layout at rate fpr (by bisection: the pages grow with it)
+ */
+int64
+sbf_blocked_bloom_capacity(int layout, uint64 pages, double fpr)
+{
+	int64		lo = 1;
+	int64		hi = (int64) (pages * sbf_layout_block_bits(layout));
+	int			hashes;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo + 1) / 2;
+
+		if (sbf_blocked_bloom_pages(layout, mid, fpr, &hashes) <= pages)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 /* A bit count that a bloom value can hold: 1 .. BLOOM_MAX_BITS */
 void
 bloom_check_bits(int64 bits)

@@ -24,6 +24,7 @@ extern double sbf_blocked_fpr(uint64 blocks, uint64 block_bits, int hashes,
 extern double sbf_shared_bloom_fpr(int layout, uint64 pages, int hashes, double n);
 extern uint64 sbf_blocked_bloom_pages(int layout, int64 capacity, double fpr,
 									  int *hashes);
+extern int64 sbf_blocked_bloom_capacity(int layout, uint64 pages, double fpr);
 
 extern void stablebloom_check_params(int64 cells, int32 hashes, int32 max);
 extern void stablebloom_check_decrements(int64 cells, double decrements);

@@ -28,7 +28,7 @@ $node->safe_psql('postgres', q{
 my $parameters = q{
 	SELECT string_agg(n || ' ' || (shared_info(n::regclass) - ARRAY['pages_written', 'bits_set',
 		'size_bytes', 'fill', 'estimated_cardinality', 'zero_cells', 'zero_fraction',
-		'estimated_fpr'])::text, E'\n' ORDER BY n)
+		'estimated_fpr', 'adds', 'load', 'expected_fpr'])::text, E'\n' ORDER BY n)
 	FROM (VALUES ('u'), ('us')) f(n)
 };
 my $before = $node->safe_psql('postgres', $parameters);
@@ -68,6 +68,8 @@ is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM generate_series(1, 1000) g
 		 WHERE shared_contains('u', 'v' || g) OR shared_contains('us', 'v' || g)}),
 	0, 'and are empty, as an unlogged table is after a crash');
+is($node->safe_psql('postgres', q{SELECT shared_info('u', false) ->> 'adds'}),
+	'0', 'and count no values added');
 is($node->safe_psql('postgres', q{
 		SELECT shared_test_and_add('u', 'again'), shared_test_and_add('u', 'again'),
 			   shared_test_and_add('us', 'again'), shared_test_and_add('us', 'again')}),
