@@ -132,11 +132,17 @@ my $members = q{
 my $parameters = q{
 	SELECT string_agg(n || ' ' || (shared_info(n) - ARRAY['pages_written', 'bits_set', 'size_bytes',
 		'fill', 'estimated_cardinality', 'zero_cells', 'zero_fraction',
-		'estimated_fpr'])::text, E'\n' ORDER BY n)
+		'estimated_fpr', 'adds', 'load', 'expected_fpr'])::text, E'\n' ORDER BY n)
 	FROM (VALUES ('sb_logged'), ('sb_unlogged'), ('ss_logged'), ('ss_unlogged')) f(n)
 };
 my $before = $old->safe_psql('postgres', $answers);
 my $parameters_before = $old->safe_psql('postgres', $parameters);
+# a transactional filter's count of values added is in its metapage
+my $counts = q{
+	SELECT string_agg(n || ' ' || coalesce(shared_info(n, false) ->> 'adds', '-'), ',' ORDER BY n)
+	FROM (VALUES ('sb_logged'), ('sb_unlogged'), ('ss_logged'), ('ss_unlogged')) f(n)
+};
+my $counts_before = $old->safe_psql('postgres', $counts);
 my $members_before = $old->safe_psql('postgres', $members);
 like($before, qr/^sb_logged\|.*\|5000\|/m, 'the old cluster answers (sanity)');
 
@@ -221,6 +227,9 @@ for my $mode ('--copy', '--link')
 	is($new->safe_psql('postgres', sprintf($flushed_frontier, 'frontier')),
 		$frontier_ref,
 		"$mode: the flush left pending gives the frontier the old server gave");
+
+	is($new->safe_psql('postgres', $counts), $counts_before,
+		"$mode: the filters' counts of values added are carried");
 
 	# the shared filters take values, survive a crash (the unlogged ones
 	# come back empty with their parameters, as after any crash) and take
