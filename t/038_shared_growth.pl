@@ -21,11 +21,16 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = SbfTest::new_node('growth', 'wal_level = replica',
-	'max_wal_senders = 4', 'wal_consistency_checking = generic',
-	'deadlock_timeout = 50ms');
+	'max_wal_senders = 4', 'max_replication_slots = 4',
+	'wal_consistency_checking = generic', 'deadlock_timeout = 50ms');
+# the crawl's WAL (a full-page image in every record, for the checks) runs
+# far ahead of the standby: a slot keeps it until the standby has it
+$node->safe_psql('postgres',
+	q{SELECT pg_create_physical_replication_slot('growth_standby', true)});
 $node->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('growth_standby');
 $standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'growth_standby'");
 $standby->start;
 
 # growth 1: every sub-filter has the first's capacity, at half the rate of
