@@ -31,7 +31,9 @@ OBJS = \
 	src/shared_read.o \
 	src/simhash.o \
 	src/simhash_gin.o \
-	src/simhash_keys.o
+	src/simhash_keys.o \
+	src/url.o \
+	src/url_functions.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of
@@ -41,7 +43,7 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash
+	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash url
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
@@ -50,9 +52,10 @@ ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# url.c parses with uriparser and writes IDN hosts in ASCII with libidn2;
 # bind calls inside sbf.so to sbf's own functions, never to a postgres symbol
 # of the same name (postgres exports e.g. bloom_create from lib/bloomfilter.c)
-SHLIB_LINK = -Wl,-Bsymbolic
+SHLIB_LINK = -Wl,-Bsymbolic -luriparser -lidn2
 PG_CFLAGS = -std=gnu99 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(if $(WERROR),-Werror)
 
@@ -71,7 +74,7 @@ EXTRA_CLEAN = src/.pg-build
 
 $(OBJS): src/.pg-build src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
 	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
-	src/simhash.h src/sieve.h src/pg_version_compat.h
+	src/simhash.h src/sieve.h src/url.h src/pg_version_compat.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

@@ -414,23 +414,23 @@ COMMENT ON FUNCTION is_duplicate(bigint, slidingbloom) IS
 	'window function: value probably among the last window arrivals of the partition or filter; then it arrives';
 
 --
--- Near-duplicate pages: simhash, Charikar's 64-bit SimHash fingerprint,
+-- Near-duplicate pages: simhash64, Charikar's 64-bit SimHash fingerprint,
 -- and simhash_ops, a GIN operator class that makes a % b (within
 -- sbf.simhash_max_distance bits) an exact indexed search
 --
 
-CREATE TYPE simhash;
+CREATE TYPE simhash64;
 
-CREATE FUNCTION simhash_in(cstring) RETURNS simhash
+CREATE FUNCTION simhash_in(cstring) RETURNS simhash64
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_out(simhash) RETURNS cstring
+CREATE FUNCTION simhash_out(simhash64) RETURNS cstring
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_recv(internal) RETURNS simhash
+CREATE FUNCTION simhash_recv(internal) RETURNS simhash64
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_send(simhash) RETURNS bytea
+CREATE FUNCTION simhash_send(simhash64) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE TYPE simhash (
+CREATE TYPE simhash64 (
 	INPUT = simhash_in,
 	OUTPUT = simhash_out,
 	RECEIVE = simhash_recv,
@@ -440,173 +440,173 @@ CREATE TYPE simhash (
 	ALIGNMENT = double,
 	STORAGE = plain
 );
-COMMENT ON TYPE simhash IS
+COMMENT ON TYPE simhash64 IS
 	'64-bit SimHash fingerprint (Charikar): near-duplicate documents differ in few bits';
 
 -- The same 64 bits as a bigint, both ways
-CREATE CAST (simhash AS bigint) WITHOUT FUNCTION;
-CREATE CAST (bigint AS simhash) WITHOUT FUNCTION;
-COMMENT ON CAST (simhash AS bigint) IS 'the same 64 bits';
-COMMENT ON CAST (bigint AS simhash) IS 'the same 64 bits';
+CREATE CAST (simhash64 AS bigint) WITHOUT FUNCTION;
+CREATE CAST (bigint AS simhash64) WITHOUT FUNCTION;
+COMMENT ON CAST (simhash64 AS bigint) IS 'the same 64 bits';
+COMMENT ON CAST (bigint AS simhash64) IS 'the same 64 bits';
 
 -- Fingerprints
 
-CREATE FUNCTION simhash(document text, shingle integer DEFAULT 3) RETURNS simhash
+CREATE FUNCTION simhash(document text, shingle integer DEFAULT 3) RETURNS simhash64
 	AS 'MODULE_PATHNAME', 'simhash_document' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(text, integer) IS
 	'SimHash of the word shingles of a document (ASCII-lower-cased words of letters, digits and non-ASCII bytes), XXH3-64 per shingle';
-CREATE FUNCTION simhash(features text[]) RETURNS simhash
+CREATE FUNCTION simhash(features text[]) RETURNS simhash64
 	AS 'MODULE_PATHNAME', 'simhash_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(text[]) IS
 	'SimHash of the given features, XXH3-64 each, one vote per element; NULL elements are skipped';
 
 -- Distance
 
-CREATE FUNCTION hamming_distance(simhash, simhash) RETURNS integer
+CREATE FUNCTION hamming_distance(simhash64, simhash64) RETURNS integer
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION hamming_distance(simhash, simhash) IS
+COMMENT ON FUNCTION hamming_distance(simhash64, simhash64) IS
 	'number of bits in which two fingerprints differ, 0..64';
-CREATE FUNCTION simhash_near(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_near(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION simhash_near(simhash, simhash) IS
+COMMENT ON FUNCTION simhash_near(simhash64, simhash64) IS
 	'fingerprints within sbf.simhash_max_distance bits';
 
 CREATE OPERATOR <~> (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = hamming_distance,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = hamming_distance,
 	COMMUTATOR = <~>
 );
-COMMENT ON OPERATOR <~> (simhash, simhash) IS 'Hamming distance';
+COMMENT ON OPERATOR <~> (simhash64, simhash64) IS 'Hamming distance';
 CREATE OPERATOR % (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_near,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_near,
 	COMMUTATOR = %, RESTRICT = matchingsel, JOIN = matchingjoinsel
 );
-COMMENT ON OPERATOR % (simhash, simhash) IS
+COMMENT ON OPERATOR % (simhash64, simhash64) IS
 	'near-duplicates: within sbf.simhash_max_distance bits';
 
 -- Ordering: as unsigned 64-bit integers, the order of the text form (not
 -- the order of the bigint casts, which is signed)
 
-CREATE FUNCTION simhash_eq(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_eq(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_ne(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_ne(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_lt(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_lt(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_le(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_le(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_gt(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_gt(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_ge(simhash, simhash) RETURNS boolean
+CREATE FUNCTION simhash_ge(simhash64, simhash64) RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_cmp(simhash, simhash) RETURNS integer
+CREATE FUNCTION simhash_cmp(simhash64, simhash64) RETURNS integer
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_hash(simhash) RETURNS integer
+CREATE FUNCTION simhash_hash(simhash64) RETURNS integer
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_hash_extended(simhash, bigint) RETURNS bigint
+CREATE FUNCTION simhash_hash_extended(simhash64, bigint) RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION simhash_eq(simhash, simhash) IS 'equal';
-COMMENT ON FUNCTION simhash_ne(simhash, simhash) IS 'not equal';
-COMMENT ON FUNCTION simhash_lt(simhash, simhash) IS 'less than, unsigned';
-COMMENT ON FUNCTION simhash_le(simhash, simhash) IS 'less than or equal, unsigned';
-COMMENT ON FUNCTION simhash_gt(simhash, simhash) IS 'greater than, unsigned';
-COMMENT ON FUNCTION simhash_ge(simhash, simhash) IS 'greater than or equal, unsigned';
-COMMENT ON FUNCTION simhash_cmp(simhash, simhash) IS 'btree comparison, unsigned';
-COMMENT ON FUNCTION simhash_hash(simhash) IS 'hash (that of the same bigint)';
-COMMENT ON FUNCTION simhash_hash_extended(simhash, bigint) IS
+COMMENT ON FUNCTION simhash_eq(simhash64, simhash64) IS 'equal';
+COMMENT ON FUNCTION simhash_ne(simhash64, simhash64) IS 'not equal';
+COMMENT ON FUNCTION simhash_lt(simhash64, simhash64) IS 'less than, unsigned';
+COMMENT ON FUNCTION simhash_le(simhash64, simhash64) IS 'less than or equal, unsigned';
+COMMENT ON FUNCTION simhash_gt(simhash64, simhash64) IS 'greater than, unsigned';
+COMMENT ON FUNCTION simhash_ge(simhash64, simhash64) IS 'greater than or equal, unsigned';
+COMMENT ON FUNCTION simhash_cmp(simhash64, simhash64) IS 'btree comparison, unsigned';
+COMMENT ON FUNCTION simhash_hash(simhash64) IS 'hash (that of the same bigint)';
+COMMENT ON FUNCTION simhash_hash_extended(simhash64, bigint) IS
 	'seeded hash (that of the same bigint)';
 
 CREATE OPERATOR = (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_eq,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_eq,
 	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
 	HASHES, MERGES
 );
 CREATE OPERATOR <> (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ne,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_ne,
 	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
 );
 CREATE OPERATOR < (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_lt,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_lt,
 	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
 );
 CREATE OPERATOR <= (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_le,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_le,
 	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
 );
 CREATE OPERATOR > (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_gt,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_gt,
 	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
 );
 CREATE OPERATOR >= (
-	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ge,
+	LEFTARG = simhash64, RIGHTARG = simhash64, PROCEDURE = simhash_ge,
 	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
 );
-COMMENT ON OPERATOR = (simhash, simhash) IS 'equal';
-COMMENT ON OPERATOR <> (simhash, simhash) IS 'not equal';
-COMMENT ON OPERATOR < (simhash, simhash) IS 'less than, unsigned';
-COMMENT ON OPERATOR <= (simhash, simhash) IS 'less than or equal, unsigned';
-COMMENT ON OPERATOR > (simhash, simhash) IS 'greater than, unsigned';
-COMMENT ON OPERATOR >= (simhash, simhash) IS 'greater than or equal, unsigned';
+COMMENT ON OPERATOR = (simhash64, simhash64) IS 'equal';
+COMMENT ON OPERATOR <> (simhash64, simhash64) IS 'not equal';
+COMMENT ON OPERATOR < (simhash64, simhash64) IS 'less than, unsigned';
+COMMENT ON OPERATOR <= (simhash64, simhash64) IS 'less than or equal, unsigned';
+COMMENT ON OPERATOR > (simhash64, simhash64) IS 'greater than, unsigned';
+COMMENT ON OPERATOR >= (simhash64, simhash64) IS 'greater than or equal, unsigned';
 
 CREATE OPERATOR CLASS simhash_btree_ops
-	DEFAULT FOR TYPE simhash USING btree AS
+	DEFAULT FOR TYPE simhash64 USING btree AS
 		OPERATOR 1 <,
 		OPERATOR 2 <=,
 		OPERATOR 3 =,
 		OPERATOR 4 >=,
 		OPERATOR 5 >,
-		FUNCTION 1 simhash_cmp(simhash, simhash);
+		FUNCTION 1 simhash_cmp(simhash64, simhash64);
 COMMENT ON OPERATOR CLASS simhash_btree_ops USING btree IS
-	'unsigned order of simhash';
+	'unsigned order of simhash64';
 COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS
-	'unsigned order of simhash';
+	'unsigned order of simhash64';
 
 CREATE OPERATOR CLASS simhash_hash_ops
-	DEFAULT FOR TYPE simhash USING hash AS
+	DEFAULT FOR TYPE simhash64 USING hash AS
 		OPERATOR 1 =,
-		FUNCTION 1 simhash_hash(simhash),
-		FUNCTION 2 simhash_hash_extended(simhash, bigint);
+		FUNCTION 1 simhash_hash(simhash64),
+		FUNCTION 2 simhash_hash_extended(simhash64, bigint);
 COMMENT ON OPERATOR CLASS simhash_hash_ops USING hash IS
-	'hashing of simhash, for hash joins and hash indexes';
+	'hashing of simhash64, for hash joins and hash indexes';
 COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS
-	'hashing of simhash, for hash joins and hash indexes';
+	'hashing of simhash64, for hash joins and hash indexes';
 
 -- The exact GIN index for %: the 64 bits split into "blocks" blocks, one
 -- key each; a search within d bits looks up every block of the query with
 -- up to floor(d / blocks) bits flipped (one key per block when
 -- blocks >= d + 1) and rechecks each candidate
 
-CREATE FUNCTION simhash_gin_extract_value(simhash, internal, internal) RETURNS internal
+CREATE FUNCTION simhash_gin_extract_value(simhash64, internal, internal) RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal)
+CREATE FUNCTION simhash_gin_extract_query(simhash64, internal, int2, internal, internal, internal, internal)
 	RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal)
+CREATE FUNCTION simhash_gin_consistent(internal, int2, simhash64, int4, internal, internal, internal, internal)
 	RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal)
+CREATE FUNCTION simhash_gin_triconsistent(internal, int2, simhash64, int4, internal, internal, internal)
 	RETURNS "char"
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION simhash_gin_options(internal) RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION simhash_gin_extract_value(simhash, internal, internal) IS
+COMMENT ON FUNCTION simhash_gin_extract_value(simhash64, internal, internal) IS
 	'GIN support: one key per block of a fingerprint';
-COMMENT ON FUNCTION simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal) IS
+COMMENT ON FUNCTION simhash_gin_extract_query(simhash64, internal, int2, internal, internal, internal, internal) IS
 	'GIN support: the blocks of the query with up to floor(d / blocks) bits flipped';
-COMMENT ON FUNCTION simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal) IS
+COMMENT ON FUNCTION simhash_gin_consistent(internal, int2, simhash64, int4, internal, internal, internal, internal) IS
 	'GIN support: whether the matched blocks allow distance d (always rechecked)';
-COMMENT ON FUNCTION simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal) IS
+COMMENT ON FUNCTION simhash_gin_triconsistent(internal, int2, simhash64, int4, internal, internal, internal) IS
 	'GIN support: whether the matched blocks allow distance d (always rechecked)';
 COMMENT ON FUNCTION simhash_gin_options(internal) IS
 	'GIN support: the opclass option blocks (1..64, default 4)';
 
 CREATE OPERATOR CLASS simhash_ops
-	DEFAULT FOR TYPE simhash USING gin AS
-		OPERATOR 1 % (simhash, simhash),
+	DEFAULT FOR TYPE simhash64 USING gin AS
+		OPERATOR 1 % (simhash64, simhash64),
 		FUNCTION 1 btint8cmp(bigint, bigint),
-		FUNCTION 2 simhash_gin_extract_value(simhash, internal, internal),
-		FUNCTION 3 simhash_gin_extract_query(simhash, internal, int2, internal, internal, internal, internal),
-		FUNCTION 4 simhash_gin_consistent(internal, int2, simhash, int4, internal, internal, internal, internal),
-		FUNCTION 6 simhash_gin_triconsistent(internal, int2, simhash, int4, internal, internal, internal),
+		FUNCTION 2 simhash_gin_extract_value(simhash64, internal, internal),
+		FUNCTION 3 simhash_gin_extract_query(simhash64, internal, int2, internal, internal, internal, internal),
+		FUNCTION 4 simhash_gin_consistent(internal, int2, simhash64, int4, internal, internal, internal, internal),
+		FUNCTION 6 simhash_gin_triconsistent(internal, int2, simhash64, int4, internal, internal, internal),
 		FUNCTION 7 simhash_gin_options(internal),
 		STORAGE bigint;
 COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
@@ -617,10 +617,10 @@ COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS
 -- Join keys for finding every near-duplicate pair of a table at once:
 -- fingerprints within distance d share at least one of their
 -- C(blocks, distance) keys (one per combination of blocks - d blocks)
-CREATE FUNCTION simhash_keys(fp simhash, distance integer DEFAULT 3, blocks integer DEFAULT 5)
+CREATE FUNCTION simhash_keys(fp simhash64, distance integer DEFAULT 3, blocks integer DEFAULT 5)
 	RETURNS SETOF bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
-COMMENT ON FUNCTION simhash_keys(simhash, integer, integer) IS
+COMMENT ON FUNCTION simhash_keys(simhash64, integer, integer) IS
 	'equi-join keys: fingerprints within distance bits share at least one of these C(blocks, distance) keys (one per combination of blocks - distance blocks)';
 
 --
@@ -638,3 +638,21 @@ CREATE FUNCTION sieve_flush_shards(seen regclass, discovered regclass, frontier 
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION sieve_flush_shards(regclass, regclass, regclass) IS
 	'Citus: sieve_flush on every colocated shard group of seen, discovered and frontier, on its worker, all workers at once; returns how many URLs were appended';
+
+--
+-- URLs as crawlers meet them: one spelling per URL (RFC 3986 section 6,
+-- with uriparser and libidn2), so that every client asks about one key
+--
+
+CREATE FUNCTION url_canonical(url text, query text DEFAULT 'keep',
+		strip_params text[] DEFAULT '{}', strict boolean DEFAULT true)
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'sbf_url_canonical' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION url_canonical(text, text, text[], boolean) IS
+	'the URL in RFC 3986 normal form (scheme and host in lower case, IDN host in ASCII, default port, dot segments and fragment removed, percent-encoding normalised); query ''keep'', ''sort'' or ''drop''; strip_params names query parameters to remove (utm_* strips a prefix); an invalid or relative URL is an ERROR, or NULL when strict is false';
+
+CREATE FUNCTION url_host(url text, strict boolean DEFAULT true)
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'sbf_url_host' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION url_host(text, boolean) IS
+	'the host of url_canonical(url): lower case, IDN in ASCII, an IPv6 address in brackets; NULL for a URL without a host; an invalid URL is an ERROR, or NULL when strict is false';

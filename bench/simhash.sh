@@ -9,7 +9,7 @@
 #                                         # set, with that server's settings
 #
 # The fingerprints: ROWS (1,000,000) pseudo-random ones,
-# hashint8extended(id, 7)::simhash, and planted near-duplicates: for each of
+# hashint8extended(id, 7)::simhash64, and planted near-duplicates: for each of
 # the first PLANTED (1,000) rows, 4 copies with 0, 1, 2 and 3 bits flipped
 # (bits chosen by hashint8extended too).  The throwaway cluster runs with
 # shared_buffers = 1GB, work_mem = 1GB, maintenance_work_mem = 1GB, JIT and
@@ -63,13 +63,13 @@ say "$ROWS fingerprints and $((PLANTED * 4)) planted near-duplicates"
 psql <<SQL
 CREATE EXTENSION IF NOT EXISTS sbf;
 DROP TABLE IF EXISTS fps, pages, found;
-CREATE TABLE fps (id bigint PRIMARY KEY, fp simhash NOT NULL);
-INSERT INTO fps SELECT g, hashint8extended(g, 7)::simhash FROM generate_series(1, $ROWS) g;
+CREATE TABLE fps (id bigint PRIMARY KEY, fp simhash64 NOT NULL);
+INSERT INTO fps SELECT g, hashint8extended(g, 7)::simhash64 FROM generate_series(1, $ROWS) g;
 SQL
 # copy -(10 * seed + flips) of row seed: "flips" distinct bits flipped,
 # drawn with hashint8extended
 psql <<SQL
-CREATE FUNCTION pg_temp.flip(fp simhash, seed bigint, flips int) RETURNS simhash
+CREATE FUNCTION pg_temp.flip(fp simhash64, seed bigint, flips int) RETURNS simhash64
 LANGUAGE plpgsql IMMUTABLE AS \$\$
 DECLARE
 	v bigint := fp::bigint;
@@ -82,7 +82,7 @@ BEGIN
 		b := (abs(hashint8extended(seed * 1000 + j, 3)) % 64)::int;
 		mask := mask | (1::bigint << b);
 	END LOOP;
-	RETURN (v # mask)::simhash;
+	RETURN (v # mask)::simhash64;
 END \$\$;
 INSERT INTO fps SELECT -(10 * f.id + flips), pg_temp.flip(f.fp, f.id, flips)
 FROM fps f, generate_series(0, 3) flips WHERE f.id BETWEEN 1 AND $PLANTED;

@@ -333,7 +333,7 @@ say "near-duplicate pages: $(basename "$PAGES")"
 sql "CREATE TABLE pages (name text PRIMARY KEY, body text NOT NULL)"
 gzip -dc "$PAGES" | sed 's/\\/\\\\/g' | psql -c "\\copy sbf_demo.pages FROM STDIN" ||
 	die "loading $PAGES failed"
-sql "ALTER TABLE pages ADD fp simhash;
+sql "ALTER TABLE pages ADD fp simhash64;
 	 UPDATE pages SET fp = simhash(body);
 	 CREATE INDEX ON pages USING gin (fp simhash_ops);
 	 CREATE TABLE recrawl AS
@@ -350,7 +350,7 @@ sql "ALTER TABLE pages ADD fp simhash;
 				  (ARRAY['unchanged', 'a date added', 'a counter added', '3 words changed'])[(n / 5) % 4 + 1] AS change
 		   FROM (SELECT name, body, row_number() OVER (ORDER BY name COLLATE \"C\") - 1 AS n FROM pages) p
 		   WHERE n % 5 = 0) s;
-	 ALTER TABLE recrawl ADD fp simhash;
+	 ALTER TABLE recrawl ADD fp simhash64;
 	 UPDATE recrawl SET fp = simhash(body);
 	 ANALYZE pages, recrawl"
 sql "CREATE TABLE near_duplicates AS

@@ -25,8 +25,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # The Debian packages that building sbf and running the main job need:
 # the server, its headers and PGXS (postgresql-server-dev-15: pg_config and
 # pgxs.mk alone come with the client package and prove nothing), xxHash,
-# the compiler and make.
-SBF_BUILD_PACKAGES=(postgresql-15 postgresql-server-dev-15 libxxhash-dev gcc make)
+# uriparser and libidn2 (url_canonical), the compiler and make.
+SBF_BUILD_PACKAGES=(postgresql-15 postgresql-server-dev-15 libxxhash-dev liburiparser-dev libidn2-dev gcc make)
 
 # package_installed NAME: dpkg has NAME fully installed
 package_installed() {

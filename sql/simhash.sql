@@ -4,8 +4,7 @@
 -- exact GIN index simhash_ops
 --
 
--- Two near-identical pages and a different one.  A literal needs ::text
--- (or the shingle argument): simhash('...') alone is the type's input.
+-- Two near-identical pages and a different one.
 CREATE TEMP TABLE pages (id int, body text);
 INSERT INTO pages VALUES
 	(1, 'PostgreSQL 15.4 Documentation. Chapter 11: Indexes. Indexes are a common way to enhance database performance. An index allows the database server to find and retrieve specific rows much faster than it could do without an index. Without an index, the server would have to scan the entire table row by row to find matching entries. Indexes also add overhead to the database system as a whole, so they should be used sensibly.'),
@@ -17,6 +16,20 @@ SELECT a.id, b.id, simhash(a.body) <~> simhash(b.body) AS distance,
 	   hamming_distance(simhash(a.body), simhash(b.body)) AS same,
 	   simhash(a.body) % simhash(b.body) AS near
 FROM pages a JOIN pages b ON a.id < b.id ORDER BY 1, 2;
+
+-- What a user types means what it says: the type is simhash64, so
+-- simhash('...') is always the function, never the type's input; a text of
+-- 16 hex digits is hashed like any other; varchar and char(n) values and
+-- untyped parameters reach simhash(text)
+SELECT simhash('the quick brown fox') = simhash('the quick brown fox'::text) AS literal,
+	   simhash('0123456789abcdef') = simhash('0123456789abcdef'::text) AS hex_hashed,
+	   simhash('0123456789abcdef') <> '0123456789abcdef'::simhash64 AS not_a_cast,
+	   simhash('the quick brown fox'::varchar) = simhash('the quick brown fox'::text) AS from_varchar,
+	   simhash('the quick brown fox'::char(19)) = simhash('the quick brown fox'::text) AS from_char,
+	   simhash('{}') = '0000000000000000'::simhash64 AS braces_no_words;
+PREPARE untyped_simhash AS SELECT simhash($1) = simhash('the quick brown fox'::text);
+EXECUTE untyped_simhash('the quick brown fox');
+DEALLOCATE untyped_simhash;
 
 -- Case and ASCII punctuation do not matter; words and their order do
 SELECT simhash('The quick, brown fox!'::text) = simhash('the QUICK brown   fox'::text) AS same,
@@ -38,7 +51,7 @@ SELECT simhash(ARRAY['x', NULL, 'y']) = simhash(ARRAY['x', 'y']) AS nulls_skippe
 
 -- One feature: its XXH3-64 (seed 0), whose published value for "abc" is
 -- 78af5f94892f3950; the same hash as url_signature
-SELECT simhash(ARRAY['abc']), url_signature('abc')::simhash;
+SELECT simhash(ARRAY['abc']), url_signature('abc')::simhash64;
 -- Charikar's vote, computed in SQL from url_signature: bit b is set iff
 -- more features have it set than clear; weights are counts
 WITH features(f) AS (VALUES ('red'), ('green'), ('blue'), ('blue'), ('cyan'), ('a b c')),
@@ -46,52 +59,52 @@ bits AS (
 	SELECT b, sum(CASE WHEN url_signature(f) & (1::bigint << b) <> 0 THEN 1 ELSE -1 END) AS vote
 	FROM features, generate_series(0, 63) AS b GROUP BY b
 )
-SELECT (SELECT bit_or(1::bigint << b) FROM bits WHERE vote > 0)::simhash AS in_sql,
+SELECT (SELECT bit_or(1::bigint << b) FROM bits WHERE vote > 0)::simhash64 AS in_sql,
 	   simhash(ARRAY['red', 'green', 'blue', 'blue', 'cyan', 'a b c']) AS simhash;
 
 -- % and the GUC sbf.simhash_max_distance (default 3)
 SHOW sbf.simhash_max_distance;
-SELECT 'ffffffffffffffff'::simhash % 'fffffffffffffff8' AS d3,
-	   'ffffffffffffffff'::simhash % 'fffffffffffffff0' AS d4;
+SELECT 'ffffffffffffffff'::simhash64 % 'fffffffffffffff8' AS d3,
+	   'ffffffffffffffff'::simhash64 % 'fffffffffffffff0' AS d4;
 SET sbf.simhash_max_distance = 4;
-SELECT 'ffffffffffffffff'::simhash % 'fffffffffffffff0' AS d4;
+SELECT 'ffffffffffffffff'::simhash64 % 'fffffffffffffff0' AS d4;
 SET sbf.simhash_max_distance = 0;
-SELECT 'ffffffffffffffff'::simhash % 'ffffffffffffffff' AS d0,
-	   'ffffffffffffffff'::simhash % 'fffffffffffffffe' AS d1;
+SELECT 'ffffffffffffffff'::simhash64 % 'ffffffffffffffff' AS d0,
+	   'ffffffffffffffff'::simhash64 % 'fffffffffffffffe' AS d1;
 SET sbf.simhash_max_distance = 64;
-SELECT '0000000000000000'::simhash % 'ffffffffffffffff' AS d64,
-	   '0000000000000000'::simhash <~> 'ffffffffffffffff' AS distance;
+SELECT '0000000000000000'::simhash64 % 'ffffffffffffffff' AS d64,
+	   '0000000000000000'::simhash64 <~> 'ffffffffffffffff' AS distance;
 -- outside 0..64
 SET sbf.simhash_max_distance = 65;
 SET sbf.simhash_max_distance = -1;
 RESET sbf.simhash_max_distance;
 
 -- Text form: 16 hex digits, any case in, lower case out
-SELECT '0123456789ABCDEF'::simhash, 'ffffffffffffffff'::simhash;
+SELECT '0123456789ABCDEF'::simhash64, 'ffffffffffffffff'::simhash64;
 -- bad text forms
-SELECT 'abc'::simhash;
-SELECT '0123456789abcdef0'::simhash;
-SELECT '0123456789abcdeg'::simhash;
-SELECT ' 0123456789abcdef'::simhash;
-SELECT '0x23456789abcdef'::simhash;
-SELECT ''::simhash;
+SELECT 'abc'::simhash64;
+SELECT '0123456789abcdef0'::simhash64;
+SELECT '0123456789abcdeg'::simhash64;
+SELECT ' 0123456789abcdef'::simhash64;
+SELECT '0x23456789abcdef'::simhash64;
+SELECT ''::simhash64;
 
 -- Casts keep the 64 bits: bigint is signed, simhash orders unsigned
-SELECT 'ffffffffffffffff'::simhash::bigint, (-2)::bigint::simhash,
-	   9223372036854775807::bigint::simhash, '8000000000000000'::simhash::bigint;
-SELECT v FROM (VALUES ('8000000000000000'::simhash), ('0000000000000001'),
+SELECT 'ffffffffffffffff'::simhash64::bigint, (-2)::bigint::simhash64,
+	   9223372036854775807::bigint::simhash64, '8000000000000000'::simhash64::bigint;
+SELECT v FROM (VALUES ('8000000000000000'::simhash64), ('0000000000000001'),
 						('ffffffffffffffff'), ('7fffffffffffffff')) AS t(v)
 ORDER BY v;
-SELECT '8000000000000000'::simhash > '7fffffffffffffff' AS gt,
-	   '8000000000000000'::simhash >= '8000000000000000' AS ge,
-	   '0000000000000001'::simhash < 'ffffffffffffffff' AS lt,
-	   '0000000000000001'::simhash <= '0000000000000000' AS le,
-	   '0000000000000001'::simhash = '0000000000000001' AS eq,
-	   '0000000000000001'::simhash <> '0000000000000001' AS ne;
+SELECT '8000000000000000'::simhash64 > '7fffffffffffffff' AS gt,
+	   '8000000000000000'::simhash64 >= '8000000000000000' AS ge,
+	   '0000000000000001'::simhash64 < 'ffffffffffffffff' AS lt,
+	   '0000000000000001'::simhash64 <= '0000000000000000' AS le,
+	   '0000000000000001'::simhash64 = '0000000000000001' AS eq,
+	   '0000000000000001'::simhash64 <> '0000000000000001' AS ne;
 -- hashing (hash joins, DISTINCT by hashing) agrees with equality
 SET enable_sort = off;
-SELECT count(DISTINCT v) FROM (SELECT (g % 7)::bigint::simhash AS v FROM generate_series(1, 100) g) s;
-SELECT count(*) FROM (SELECT v FROM (SELECT (g % 7)::bigint::simhash AS v FROM generate_series(1, 100) g) s GROUP BY v) t;
+SELECT count(DISTINCT v) FROM (SELECT (g % 7)::bigint::simhash64 AS v FROM generate_series(1, 100) g) s;
+SELECT count(*) FROM (SELECT v FROM (SELECT (g % 7)::bigint::simhash64 AS v FROM generate_series(1, 100) g) s GROUP BY v) t;
 RESET enable_sort;
 -- binary form: the 64 bits little-endian
 SELECT simhash_send('0123456789abcdef');
@@ -104,12 +117,12 @@ SELECT simhash('a b c', 64) = simhash(ARRAY['a b c']) AS shingle64;
 
 -- The index: % becomes an indexed search with exactly the rows of a scan
 CREATE TEMP TABLE fps AS
-SELECT g AS id, (hashint8extended(g, 0))::simhash AS fp FROM generate_series(1, 2000) g;
+SELECT g AS id, (hashint8extended(g, 0))::simhash64 AS fp FROM generate_series(1, 2000) g;
 -- near-duplicates of row 1: 1, 2 and 3 bits flipped
 INSERT INTO fps VALUES
-	(-1, ((SELECT fp FROM fps WHERE id = 1)::bigint # 1)::simhash),
-	(-2, ((SELECT fp FROM fps WHERE id = 1)::bigint # (1::bigint << 40 | 1::bigint << 63))::simhash),
-	(-3, ((SELECT fp FROM fps WHERE id = 1)::bigint # (7::bigint << 20))::simhash);
+	(-1, ((SELECT fp FROM fps WHERE id = 1)::bigint # 1)::simhash64),
+	(-2, ((SELECT fp FROM fps WHERE id = 1)::bigint # (1::bigint << 40 | 1::bigint << 63))::simhash64),
+	(-3, ((SELECT fp FROM fps WHERE id = 1)::bigint # (7::bigint << 20))::simhash64);
 CREATE INDEX fps_fp ON fps USING gin (fp simhash_ops);
 ANALYZE fps;
 SET enable_seqscan = off;
@@ -140,15 +153,15 @@ FROM (VALUES (0, 1), (0, 4), (3, 4), (3, 5), (3, 6), (3, 8), (2, 64)) AS t(d, b)
 -- fingerprints equal on bits 0..25 only (blocks 0 and 1 of 5) share the
 -- first key, of the combination (0, 1), and no other
 SELECT string_agg(CASE WHEN k1.k = k2.k THEN 'shared' ELSE '-' END, ' ' ORDER BY n) AS keys
-FROM simhash_keys('ffffffffffffffff'::simhash, 3, 5) WITH ORDINALITY AS k1(k, n)
-JOIN simhash_keys('0000000003ffffff'::simhash, 3, 5) WITH ORDINALITY AS k2(k, n) USING (n);
+FROM simhash_keys('ffffffffffffffff'::simhash64, 3, 5) WITH ORDINALITY AS k1(k, n)
+JOIN simhash_keys('0000000003ffffff'::simhash64, 3, 5) WITH ORDINALITY AS k2(k, n) USING (n);
 -- 200 clusters of 10 fingerprints, each a base with 0 to 6 random bits
 -- flipped: pairs at every distance from 0 to 12 within a cluster
 CREATE TEMP TABLE near AS
 SELECT g AS id,
 	   (hashint8extended(g / 10, 0) #
 		coalesce((SELECT bit_or(1::bigint << (abs(hashint8extended(g * 8 + j, 1)) % 64)::int)
-				  FROM generate_series(1, g % 7) j), 0))::simhash AS fp
+				  FROM generate_series(1, g % 7) j), 0))::simhash64 AS fp
 FROM generate_series(0, 1999) g;
 -- the truth, by brute force over all 1,999,000 pairs
 CREATE TEMP TABLE near_pairs AS

@@ -26,8 +26,10 @@
  *	  shared_page.c	opening a filter, its cached metapage, data pages
  *	  shared_insert.c	shared_test_and_add and its generic WAL
  *	  shared_read.c	shared_contains, shared_info, the snapshots
- *	  simhash.c		the simhash type: SimHash fingerprints, Hamming distance
+ *	  simhash.c		the simhash64 type: SimHash fingerprints, Hamming distance
  *	  simhash_gin.c	simhash_ops, the exact GIN index for near-duplicates
+ *	  url.c			the canonical form of a URL (uriparser, libidn2)
+ *	  url_functions.c	url_canonical and url_host
  *
  *-------------------------------------------------------------------------
  */

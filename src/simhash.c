@@ -155,7 +155,7 @@ simhash_add_shingle(SimhashSums *sums, const char *utf8, const int *start,
 }
 
 /*
- * simhash(document text, shingle int) -> simhash
+ * simhash(document text, shingle int) -> simhash64
  *
  * One pass over the document, remembering only the last "shingle" words
  * (where each starts and how long it is): besides the document, the memory
@@ -222,7 +222,7 @@ simhash_document(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(simhash_features);
 
-/* simhash(features text[]) -> simhash: NULL elements are skipped */
+/* simhash(features text[]) -> simhash64: NULL elements are skipped */
 Datum
 simhash_features(PG_FUNCTION_ARGS)
 {
@@ -286,8 +286,8 @@ simhash_in(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%s\"",
-						"simhash", str),
-				 errdetail("A simhash is exactly 16 hexadecimal digits.")));
+						"simhash64", str),
+				 errdetail("A simhash64 is exactly 16 hexadecimal digits.")));
 	PG_RETURN_SIMHASH(result);
 }
 

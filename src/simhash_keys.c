@@ -110,7 +110,7 @@ join_keys_compute(JoinKeys *jk, uint64 value, int blocks, int chosen)
 
 PG_FUNCTION_INFO_V1(simhash_keys);
 
-/* simhash_keys(fp simhash, distance int, blocks int) -> setof bigint */
+/* simhash_keys(fp simhash64, distance int, blocks int) -> setof bigint */
 Datum
 simhash_keys(PG_FUNCTION_ARGS)
 {

@@ -1,23 +1,28 @@
 
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
-# Fuzzing the text input, the binary input and the value validation of
-# bloom, stablebloom and slidingbloom (test/fuzz/fuzz_values.c) with libFuzzer, under
-# AddressSanitizer and UBSan, for a bounded time; no server:
+# Fuzzing, with libFuzzer under AddressSanitizer and UBSan, for a bounded
+# time and without a server, two targets: the text input, the binary input
+# and the value validation of bloom, stablebloom and slidingbloom
+# (test/fuzz/fuzz_values.c), and the canonical form of URLs that
+# url_canonical and url_host return (test/fuzz/fuzz_url.c: never an ERROR,
+# printable ASCII, canonical twice equals once):
 #
 #   make prove_installcheck PROVE_TESTS=t/013_fuzz.pl         # as the test command runs it
 #   FUZZ_SECONDS=3600 make prove_installcheck PROVE_TESTS=t/013_fuzz.pl   # longer, on demand
 #
-# The test command's run is reproducible: seed 1 and FUZZ_RUNS inputs
-# (300,000 by default, about 20 s here), capped at 4 minutes.  FUZZ_SECONDS
-# runs for that long from a random seed instead.
+# The test command's run is reproducible: seed 1 and FUZZ_RUNS inputs per
+# target (300,000 by default, about 20 s here), capped at 4 minutes.
+# FUZZ_SECONDS runs each for that long from a random seed instead.
 #
 # It needs clang-14 and libclang-rt-14-dev (the test command installs them)
-# and fails without them.  It starts from test/fuzz/corpus (valid values of
-# each shape) and first replays test/fuzz/regressions (inputs that once
-# failed).  A crash, a sanitizer report or a refusal with the wrong SQLSTATE
+# and fails without them.  Each target starts from its corpus
+# (test/fuzz/corpus, valid values of each shape; test/fuzz/corpus_url) and
+# first replays its regressions (test/fuzz/regressions,
+# test/fuzz/regressions_url: inputs that once failed).  A crash, a
+# sanitizer report, a refusal with the wrong SQLSTATE or a broken property
 # fails the test and leaves the input and the fuzzer's log in
-# tmp_check/log/013_fuzz_findings.
+# tmp_check/log/013_fuzz_findings_<target>.
 
 use strict;
 use warnings;
@@ -59,85 +64,99 @@ my ($includedir) = run_command([ 'pg_config', '--includedir-server' ]);
 chomp $includedir;
 
 # -w: PostgreSQL's headers declare printf attributes clang does not know
-my $bin = "$tmp/fuzz_values";
-my @build = (
+my @cflags = (
 	'clang-14', '-g', '-O1', '-w',
 	'-fsanitize=fuzzer,address,undefined',
 	'-fno-sanitize-recover=undefined',
 	"-I$includedir", "-I$src", "-I$fuzz",
-	'-ffunction-sections', '-fdata-sections',
-	"$fuzz/fuzz_values.c", "$fuzz/pg_stubs.c",
-	"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
-	"$src/slidingbloom.c",
-	"$src/sizing.c", "$src/hash.c",
-	'-Wl,--gc-sections', '-lm', '-o', $bin);
-my $build_log = '';
-unless (IPC::Run::run(\@build, '>', \$build_log, '2>&1'))
-{
-	fail(
-		'cannot build the fuzz target (are clang-14 and libclang-rt-14-dev installed?)'
-	);
-	diag($build_log);
-	done_testing();
-	exit;
-}
+	'-ffunction-sections', '-fdata-sections');
 
-mkdir("$tmp/corpus") or die "cannot create $tmp/corpus: $!";
-mkdir("$tmp/findings") or die "cannot create $tmp/findings: $!";
-my (@limits, $cap);
-if (defined $fuzz_seconds)
+# fuzz(target, what, [sources], [libraries], [cflags]): build the target,
+# run it from its corpus and regressions, and pass or fail
+sub fuzz
 {
-	@limits = ("-max_total_time=$fuzz_seconds");
-	$cap = $fuzz_seconds + 120;
-}
-else
-{
-	@limits = ('-seed=1', "-runs=$fuzz_runs", '-max_total_time=240');
-	$cap = 360;
-}
+	my ($target, $what, $sources, $libs, $extra) = @_;
+	my $bin = "$tmp/$target";
+	my $dir = "$tmp/$target.d";
+	my @build = (@cflags, @$extra, "$fuzz/$target.c", "$fuzz/pg_stubs.c",
+		@$sources, '-Wl,--gc-sections', @$libs, '-lm', '-o', $bin);
+	my $build_log = '';
+	unless (IPC::Run::run(\@build, '>', \$build_log, '2>&1'))
+	{
+		fail(
+			"cannot build the fuzz target $target (are clang-14 and libclang-rt-14-dev installed?)"
+		);
+		diag($build_log);
+		return;
+	}
 
-# The new inputs go to the first corpus directory, the temporary one
-my $log = "$tmp/fuzz.log";
-IPC::Run::run(
-	[
-		'timeout', '-k', '10', $cap, $bin, @limits,
-		'-timeout=10', '-rss_limit_mb=2048', '-max_len=4096',
-		"-artifact_prefix=$tmp/findings/", '-print_final_stats=1',
-		"$tmp/corpus", "$fuzz/corpus", "$fuzz/regressions"
-	],
-	'>', $log, '2>&1');
+	mkdir($dir) or die "cannot create $dir: $!";
+	mkdir("$dir/corpus") or die "cannot create $dir/corpus: $!";
+	mkdir("$dir/findings") or die "cannot create $dir/findings: $!";
+	my (@limits, $cap);
+	if (defined $fuzz_seconds)
+	{
+		@limits = ("-max_total_time=$fuzz_seconds");
+		$cap = $fuzz_seconds + 120;
+	}
+	else
+	{
+		@limits = ('-seed=1', "-runs=$fuzz_runs", '-max_total_time=240');
+		$cap = 360;
+	}
+	my ($corpus, $regressions) = $target eq 'fuzz_url'
+	  ? ("$fuzz/corpus_url", "$fuzz/regressions_url")
+	  : ("$fuzz/corpus", "$fuzz/regressions");
 
-# timeout's exit code, or 128 + the signal that ended it
-my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
+	# The new inputs go to the first corpus directory, the temporary one
+	my $log = "$dir/fuzz.log";
+	IPC::Run::run(
+		[
+			'timeout', '-k', '10', $cap, $bin, @limits,
+			'-timeout=10', '-rss_limit_mb=2048', '-max_len=4096',
+			"-artifact_prefix=$dir/findings/", '-print_final_stats=1',
+			"$dir/corpus", $corpus, $regressions
+		],
+		'>', $log, '2>&1');
 
-if ($rc == 0)
-{
-	my ($runs) = slurp_file($log) =~ /^stat::number_of_executed_units:\s*([0-9]+)/m;
-	$runs //= 'an unknown number of';
+	# timeout's exit code, or 128 + the signal that ended it
+	my $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
 
-	# a slow machine may reach the time cap first: say so
-	$runs .= ' (stopped by the time cap)'
-	  if !defined $fuzz_seconds && $runs =~ /^[0-9]+$/ && $runs < $fuzz_runs;
-	pass(
-		"fuzzed bloom, stablebloom and slidingbloom input and validation (@limits): $runs inputs, no finding"
-	);
-}
-else
-{
-	my $keep = "$PostgreSQL::Test::Utils::log_path/013_fuzz_findings";
+	if ($rc == 0)
+	{
+		my ($runs) = slurp_file($log) =~ /^stat::number_of_executed_units:\s*([0-9]+)/m;
+		$runs //= 'an unknown number of';
+
+		# a slow machine may reach the time cap first: say so
+		$runs .= ' (stopped by the time cap)'
+		  if !defined $fuzz_seconds && $runs =~ /^[0-9]+$/ && $runs < $fuzz_runs;
+		pass("fuzzed $what (@limits): $runs inputs, no finding");
+		return;
+	}
+	my $keep = "$PostgreSQL::Test::Utils::log_path/013_fuzz_findings_$target";
 	mkdir($keep);
-	copy($_, $keep) foreach (glob("$tmp/findings/*"), $log);
+	copy($_, $keep) foreach (glob("$dir/findings/*"), $log);
 	my @lines = grep { /ERROR|SUMMARY|runtime error|deadly signal/ }
 	  split(/\n/, slurp_file($log));
 	diag(join("\n", @lines[ 0 .. ($#lines < 4 ? $#lines : 4) ]));
 	if ($rc == 124 || $rc == 137)
 	{
-		fail("the fuzzer did not end within $cap s: see $keep");
+		fail("the fuzzer of $what did not end within $cap s: see $keep");
 	}
 	else
 	{
-		fail("the fuzzer found an input that fails (exit code $rc): see $keep");
+		fail("the fuzzer of $what found an input that fails (exit code $rc): see $keep");
 	}
 }
+
+fuzz('fuzz_values', 'bloom, stablebloom and slidingbloom input and validation',
+	[
+		"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
+		"$src/slidingbloom.c", "$src/sizing.c", "$src/hash.c"
+	],
+	[], []);
+fuzz('fuzz_url', 'url_canonical (uriparser, libidn2)',
+	[ "$fuzz/url_stubs.c", "$src/url.c" ],
+	[ '-luriparser', '-lidn2' ], ['-DFUZZ_STRINGINFO']);
 
 done_testing();

@@ -54,8 +54,8 @@ sub sql
 #
 
 sql(
-	"CREATE TABLE fps (id bigint PRIMARY KEY, fp simhash NOT NULL);
-	 INSERT INTO fps SELECT g, hashint8extended(g, 42)::simhash
+	"CREATE TABLE fps (id bigint PRIMARY KEY, fp simhash64 NOT NULL);
+	 INSERT INTO fps SELECT g, hashint8extended(g, 42)::simhash64
 	 FROM generate_series(1, $rows) g");
 
 # the planted copies: id = -(seed * 10 + flips), flips distinct random bits

@@ -95,7 +95,7 @@ foreach my $id (1 .. @crawl)
 	$copy .= join("\t", $id, $p->{name}, $p->{copy_of}, $p->{f}, $body) . "\n";
 }
 sql("COPY crawl FROM STDIN;\n$copy\\.\n");
-sql("ALTER TABLE crawl ADD fp simhash;
+sql("ALTER TABLE crawl ADD fp simhash64;
 	 UPDATE crawl SET fp = simhash(body, $shingle);
 	 CREATE INDEX crawl_fp ON crawl USING gin (fp simhash_ops);
 	 VACUUM ANALYZE crawl");

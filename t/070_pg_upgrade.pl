@@ -61,7 +61,7 @@ $old->safe_psql('postgres', q{
 	FROM (SELECT i, 'https://a.example/' || (i % 700) AS u
 		  FROM generate_series(1, 3000) i) x;
 
-	CREATE TABLE docs (id int PRIMARY KEY, body text, fp simhash);
+	CREATE TABLE docs (id int PRIMARY KEY, body text, fp simhash64);
 	INSERT INTO docs
 	SELECT i, repeat('word' || (i % 50) || ' page ' || i || ' of the manual ', 30), NULL
 	FROM generate_series(1, 2000) i;

@@ -207,8 +207,10 @@ errfinish(const char *filename, int lineno, const char *funcname)
 
 #define NOT_CALLED { abort(); }
 
+#ifndef FUZZ_STRINGINFO
 void		initStringInfo(StringInfo str) NOT_CALLED
 void		appendStringInfo(StringInfo str, const char *fmt,...) NOT_CALLED
+#endif
 char	   *float8out_internal(double num) NOT_CALLED
 Datum		jsonb_in(PG_FUNCTION_ARGS) NOT_CALLED
 Datum		DirectFunctionCall1Coll(PGFunction func, Oid collation, Datum arg1) NOT_CALLED
@@ -224,7 +226,9 @@ void		pq_sendbytes(StringInfo buf, const void *data, int datalen) NOT_CALLED
 #else
 void		pq_sendbytes(StringInfo buf, const char *data, int datalen) NOT_CALLED
 #endif
+#ifndef FUZZ_STRINGINFO
 void		enlargeStringInfo(StringInfo str, int needed) NOT_CALLED
+#endif
 
 /* Used by the hashing of SQL elements, which the fuzz target never calls */
 #include "catalog/namespace.h"

@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * url.h
+ *	  The canonical form of a URL (url.c), for url_canonical() and
+ *	  url_host() (url_functions.c) and the fuzz target.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SBF_URL_H
+#define SBF_URL_H
+
+#include "lib/stringinfo.h"
+#include "utils/palloc.h"
+
+/* what url_canonical does with the query */
+typedef enum UrlQueryMode
+{
+	URL_QUERY_KEEP,
+	URL_QUERY_SORT,
+	URL_QUERY_DROP
+} UrlQueryMode;
+
+typedef struct UrlOptions
+{
+	UrlQueryMode query;
+	int			nstrip;
+	char	  **strip;			/* parameter names; a trailing '*' is a prefix */
+} UrlOptions;
+
+/* a canonical URL, or why there is none */
+typedef struct UrlResult
+{
+	StringInfoData url;
+	bool		has_host;
+	int			host_start;		/* the host's bytes within url */
+	int			host_len;
+	const char *invalid;		/* why the URL is invalid, or NULL */
+} UrlResult;
+
+/* URLs longer than this are refused (browsers and servers stop far below) */
+#define URL_MAX_LENGTH	(1024 * 1024)
+
+/*
+ * The canonical form of in[0..len) into result (result->invalid says why
+ * when there is none), allocating in workcxt, the current context.
+ */
+extern void url_canonicalize(const char *in, int len, const UrlOptions *opts,
+							 MemoryContext workcxt, UrlResult *result);
+
+#endif							/* SBF_URL_H */
