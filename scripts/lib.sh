@@ -28,6 +28,11 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # uriparser and libidn2 (url_canonical), the compiler and make.
 SBF_BUILD_PACKAGES=(postgresql-15 postgresql-server-dev-15 libxxhash-dev liburiparser-dev libidn2-dev gcc make)
 
+# What the tests need besides: libipc-run-perl for PostgreSQL::Test::Cluster,
+# clang and its sanitizer runtime for the fuzzers, gnuplot for the main job's
+# picture, psycopg 3 for the drivers' test (t/091_drivers.pl)
+SBF_TEST_PACKAGES=(libipc-run-perl clang-14 libclang-rt-14-dev gnuplot-nox python3-psycopg)
+
 # package_installed NAME: dpkg has NAME fully installed
 package_installed() {
 	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]

@@ -94,8 +94,9 @@ part_17() {
 part_18() {
 	local bindir
 	bindir=$(bash "$SBF_ROOT/scripts/build-postgres.sh" 18) || { echo "0 passed, 1 failed"; return 1; }
-	# the old side of pg_upgrade's test: sbf in the machine's PostgreSQL 15
-	ensure_packages
+	# the old side of pg_upgrade's test: sbf in the machine's PostgreSQL 15,
+	# and what the suite needs besides
+	ensure_packages "${SBF_TEST_PACKAGES[@]}"
 	PG_CONFIG=$SYSTEM_PG_CONFIG build_and_install WERROR=1
 	PG_CONFIG=$bindir/pg_config PG_BINDIR=$bindir \
 		SBF_UPGRADE_FROM=$("$SYSTEM_PG_CONFIG" --bindir | sed 's|/bin$||') \

@@ -16,9 +16,7 @@
 # with one line, "N passed, N failed", and exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
-# libipc-run-perl for PostgreSQL::Test::Cluster, clang and its sanitizer
-# runtime for the fuzzer, gnuplot for the main job's picture
-ensure_packages libipc-run-perl clang-14 libclang-rt-14-dev gnuplot-nox
+ensure_packages "${SBF_TEST_PACKAGES[@]}"
 build_and_install WERROR=1
 start_cluster
 
