@@ -265,7 +265,7 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shared filter \"%s\" has no metapage", RelationGetRelationName(rel)),
 				 errdetail("Its storage is empty, as after TRUNCATE or CREATE TABLE ... USING sbf_filter."),
-				 errhint("Make shared filters with shared_bloom_create or shared_stablebloom_create, or restore one with COPY FROM starting with its page 0.")));
+				 errhint("shared_reset empties a filter and keeps its parameters, where TRUNCATE loses them. Make shared filters with shared_bloom_create or shared_stablebloom_create, or restore one with COPY FROM starting with its page 0.")));
 
 	buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
