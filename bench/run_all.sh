@@ -13,6 +13,10 @@
 # bench/shared.sh         shared filters: one URL a statement and batches
 #                         of 1,000 (pgbench), at 4 MB, 1 GB and 16 GB
 # bench/shared_transactional.sh  transactional adds against immediate ones
+# bench/shared_growth.sh  filters that grow against one of fixed size
+# bench/url_canonical.sh  url_canonical per URL against md5
+# bench/scrapy_crawl.sh   Scrapy crawling the manual's pages: its own queue
+#                         against sbf_scrapy's filter and frontier
 # bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
 #                         streams, for choosing k, Max and P, on the
 #                         paths in $SBF_STUDY_STREAMS (default: the
@@ -32,7 +36,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush shared shared_transactional shared_growth simhash url_canonical; do
+for b in filter_ops marking sieve_flush shared shared_transactional shared_growth simhash url_canonical scrapy_crawl; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"
