@@ -22,6 +22,9 @@ OBJS = \
 	src/window.o \
 	src/sieve.o \
 	src/sieve_citus.o \
+	src/sieve_codes.o \
+	src/sieve_seen.o \
+	src/sieve_store.o \
 	src/shared_am.o \
 	src/shared_create.o \
 	src/shared_grow.o \
@@ -43,11 +46,13 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash url
+	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash url \
+	sieve_compressed
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges shared_create shared_transactional shared_growth_waits
+	shared_lock_privileges shared_create shared_transactional shared_growth_waits \
+	sieve_compressed_concurrency
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 
@@ -74,7 +79,7 @@ EXTRA_CLEAN = src/.pg-build
 
 $(OBJS): src/.pg-build src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
 	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
-	src/simhash.h src/sieve.h src/url.h src/pg_version_compat.h
+	src/simhash.h src/sieve.h src/sieve_codes.h src/url.h src/pg_version_compat.h
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

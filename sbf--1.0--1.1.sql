@@ -631,7 +631,7 @@ COMMENT ON FUNCTION simhash_keys(simhash64, integer, integer) IS
 --
 
 COMMENT ON FUNCTION sieve_flush(regclass, regclass, regclass) IS
-	'move the discovered URLs whose signature is not in seen to the frontier (with their signature in frontier.sig, if it exists), in discovery order; returns how many';
+	'move the discovered URLs whose signature is not in seen (a table of sig bigint with a unique index, or a compressed seen) to the frontier (with their signature in frontier.sig, if it exists), in discovery order; returns how many';
 
 CREATE FUNCTION sieve_flush_shards(seen regclass, discovered regclass, frontier regclass)
 	RETURNS bigint
@@ -656,3 +656,61 @@ CREATE FUNCTION url_host(url text, strict boolean DEFAULT true)
 	AS 'MODULE_PATHNAME', 'sbf_url_host' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION url_host(text, boolean) IS
 	'the host of url_canonical(url): lower case, IDN in ASCII, an IPv6 address in brackets; NULL for a URL without a host; an invalid URL is an ERROR, or NULL when strict is false';
+
+--
+-- The offline sieve's Z compressed: Rice-coded chunks of sorted signatures
+-- in a table (head bigint PRIMARY KEY, chunk sieve_chunk), about 5.3 bytes
+-- a URL, which sieve_flush merges into and sieve_contains probes
+--
+
+CREATE TYPE sieve_chunk;
+
+CREATE FUNCTION sieve_chunk_in(cstring) RETURNS sieve_chunk
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION sieve_chunk_out(sieve_chunk) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION sieve_chunk_recv(internal) RETURNS sieve_chunk
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION sieve_chunk_send(sieve_chunk) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE sieve_chunk (
+	INPUT = sieve_chunk_in,
+	OUTPUT = sieve_chunk_out,
+	RECEIVE = sieve_chunk_recv,
+	SEND = sieve_chunk_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE sieve_chunk IS
+	'a run of sorted URL signatures, Rice-coded gaps: a row of a compressed seen';
+
+CREATE FUNCTION sieve_chunk_count(sieve_chunk) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_chunk_count(sieve_chunk) IS
+	'the number of signatures in the chunk';
+
+CREATE FUNCTION sieve_seen_create(name text, unlogged boolean DEFAULT false)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION sieve_seen_create(text, boolean) IS
+	'creates a compressed seen for sieve_flush: a table (head bigint PRIMARY KEY, chunk sieve_chunk) of Rice-coded sorted signatures, about 5.3 bytes a URL';
+
+CREATE FUNCTION sieve_contains(seen regclass, url text)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_contains(regclass, text) IS
+	'is url_signature(url) in seen (a compressed seen or a plain one)? exact but for 64-bit collisions';
+
+CREATE FUNCTION sieve_signatures(seen regclass)
+	RETURNS SETOF bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_signatures(regclass) IS
+	'the signatures of a compressed seen, in ascending order';
+
+CREATE FUNCTION sieve_seen_import(seen regclass, source regclass)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION sieve_seen_import(regclass, regclass) IS
+	'merges the signatures of source.sig (a plain seen, say) into the compressed seen; returns how many were new';

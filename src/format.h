@@ -471,6 +471,70 @@ typedef struct SbfPageOpaque
 #define SBF_SHARED_MAX_PAGES	((uint64) MaxBlockNumber - 1)
 
 /*
+ * sieve_chunk: a run of sorted 64-bit URL signatures, Rice-coded gaps
+ * (sieve_codes.c).  A compressed seen (sieve_store.c) is a table of rows
+ * (head bigint PRIMARY KEY, chunk sieve_chunk), head being the chunk's
+ * first signature and the chunks' ranges disjoint and ascending.
+ *
+ * payload offset  size  field
+ *   0             4     magic    = SBF_MAGIC_SIEVE_CHUNK
+ *   4             2     version  = 1
+ *   6             1     rice     (b), the Rice parameter, 0..SIEVE_RICE_MAX
+ *   7             1     flags    zero
+ *   8             4     count    signatures in the chunk, >= 1
+ *  12             8     first    the first (smallest) signature
+ *  20             8     last     the last (largest); = first when count = 1
+ *  28             ...   codes    count - 1 gaps, a bit stream
+ *
+ * Signatures are bigints (url_signature) ordered as bigints; the codes
+ * work on u = sig XOR 2^63, which orders the same as unsigned integers.
+ * Each gap g = u[i] - u[i-1] - 1 (>= 0, the signatures being distinct) is
+ * written as its Rice code with parameter b (Golomb 1966, Rice 1979; the
+ * "instantaneous codes" of Vigna's notes): q = g >> b zero bits, a one
+ * bit, then the b low bits of g, least significant first.  A quotient of
+ * SIEVE_RICE_ESCAPE or more (a gap far above the chunk's mean, which
+ * uniform signatures make vanishingly rare) is written as
+ * SIEVE_RICE_ESCAPE zero bits followed by the whole gap in 64 bits, so no
+ * code is longer than 96 bits.  Bit i of the stream is bit i % 8 of byte
+ * i / 8; the codes take exactly ceil(bits / 8) bytes, and the unused high
+ * bits of the last byte are zero.
+ *
+ * The writer chooses b for each chunk from the gaps that follow its first
+ * signature (the b that codes them in the fewest bits: about
+ * log2(2^64 / n) for n uniform signatures), and closes a chunk before its
+ * codes pass SIEVE_CHUNK_CODE_BYTES, so that a row of the table stays
+ * under the TOAST threshold: four chunks to an 8 kB page, and never
+ * toasted (the type's storage is plain).  A reader accepts any length up
+ * to SIEVE_CHUNK_MAX_CODE_BYTES.
+ */
+#define SBF_MAGIC_SIEVE_CHUNK	0x7A464253	/* "SBFz" */
+#define SBF_SIEVE_CHUNK_VERSION	1
+#define SIEVE_RICE_MAX			56
+#define SIEVE_RICE_ESCAPE		32
+#define SIEVE_CHUNK_CODE_BYTES	1968
+#define SIEVE_CHUNK_MAX_CODE_BYTES	8192
+#define SIEVE_CHUNK_MAX_COUNT	(SIEVE_CHUNK_MAX_CODE_BYTES * 8 + 1)
+
+typedef struct SieveChunkData
+{
+	int32		vl_len_;		/* varlena header (not part of the payload) */
+	uint32		magic;			/* SBF_MAGIC_SIEVE_CHUNK */
+	uint16		version;		/* SBF_SIEVE_CHUNK_VERSION */
+	uint8		rice;			/* b */
+	uint8		flags;			/* zero */
+	uint32		count;			/* signatures, >= 1 */
+	int64		first;			/* smallest signature */
+	int64		last;			/* largest signature */
+	uint8		codes[FLEXIBLE_ARRAY_MEMBER];	/* count - 1 gaps */
+} SieveChunkData;
+
+typedef SieveChunkData *SieveChunk;
+
+#define SIEVE_CHUNK_HEADER_SIZE	offsetof(SieveChunkData, codes)
+#define SIEVE_CHUNK_CODES_LEN(chunk) \
+	(VARSIZE(chunk) - SIEVE_CHUNK_HEADER_SIZE)
+
+/*
  * simhash: a 64-bit SimHash fingerprint (simhash.c), passed by value like
  * a bigint.  It has no header: the value is the 64 bits, bit b of the
  * fingerprint being bit b of the integer.

@@ -95,4 +95,14 @@ typedef bool TU_UpdateIndexes;
 #define vac_update_relstats_compat vac_update_relstats
 #endif
 
+/*
+ * 16: pg_class_ownercheck became object_ownercheck on any catalog.
+ */
+#if PG_VERSION_NUM >= 160000
+#define relation_ownercheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define relation_ownercheck(relid, roleid) pg_class_ownercheck((relid), (roleid))
+#endif
+
 #endif							/* SBF_PG_VERSION_COMPAT_H */

@@ -161,6 +161,7 @@ typedef struct SieveTables
 	bool		frontier_sig;	/* write frontier.sig */
 	bool		discovered_sig; /* check discovered.sig */
 	bool		citus;			/* Citus tables: everything through SQL */
+	bool		compressed;		/* seen is a compressed seen (sieve_store.c) */
 	char	   *seen_name;		/* quoted, schema-qualified, for SPI */
 	char	   *discovered_name;
 	char	   *frontier_name;
@@ -211,14 +212,15 @@ check_column(Relation rel, const char *role, const char *column, Oid type)
 }
 
 /*
- * A valid, immediate, non-partial unique btree index on seen (sig) alone,
- * found in the catalogs without opening it (on Citus it is a shell's)
+ * A valid, immediate, non-partial unique btree index on rel (column)
+ * alone, found in the catalogs without opening it (on Citus it is a
+ * shell's)
  */
-static Oid
-find_signature_index(Relation seen)
+Oid
+sieve_unique_index(Relation rel, const char *column, const char *caller)
 {
-	AttrNumber	sig = get_attnum(RelationGetRelid(seen), "sig");
-	List	   *indexes = RelationGetIndexList(seen);
+	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), column);
+	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 
 	foreach(lc, indexes)
@@ -233,7 +235,7 @@ find_signature_index(Relation seen)
 			elog(ERROR, "cache lookup failed for index %u", indexoid);
 		form = (Form_pg_index) GETSTRUCT(indextuple);
 		suitable = form->indisunique && form->indisvalid && form->indimmediate &&
-			form->indnkeyatts == 1 && form->indkey.values[0] == sig &&
+			form->indnkeyatts == 1 && form->indkey.values[0] == attnum &&
 			((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
 			heap_attisnull(indextuple, Anum_pg_index_indpred, NULL);
 		ReleaseSysCache(classtuple);
@@ -243,9 +245,9 @@ find_signature_index(Relation seen)
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-			 errmsg("seen relation \"%s\" has no unique btree index on (sig)",
-					RelationGetRelationName(seen)),
-			 errhint("CREATE UNIQUE INDEX ON %s (sig);", qualified_name(seen))));
+			 errmsg("seen relation \"%s\" has no unique btree index on (%s)",
+					RelationGetRelationName(rel), column),
+			 errhint("CREATE UNIQUE INDEX ON %s (%s);", qualified_name(rel), column)));
 	return InvalidOid;			/* keep compiler quiet */
 }
 
@@ -380,7 +382,14 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	 * could not lock with LOCK TABLE: check the privileges first.  (The
 	 * index probes read seen directly, hence SELECT.)
 	 */
-	check_privileges(seen, "seen", ACL_SELECT | ACL_INSERT, ShareRowExclusiveLock);
+	t->compressed = sieve_store_is_compressed(seen);
+	if (t->compressed)
+	{
+		check_privileges(seen, "seen", ACL_SELECT, ShareRowExclusiveLock);
+		sieve_store_check_rewrite(seen, "sieve_flush");
+	}
+	else
+		check_privileges(seen, "seen", ACL_SELECT | ACL_INSERT, ShareRowExclusiveLock);
 	check_privileges(discovered, "discovered", ACL_SELECT | ACL_DELETE, RowExclusiveLock);
 	check_privileges(frontier, "frontier", ACL_INSERT, RowExclusiveLock);
 
@@ -399,7 +408,10 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	check_relkind(t->seen, "seen", false);
 	check_relkind(t->discovered, "discovered", true);
 	check_relkind(t->frontier, "frontier", true);
-	check_column(t->seen, "seen", "sig", INT8OID);
+	if (t->compressed)
+		t->seen_index = sieve_store_check(t->seen, "sieve_flush");
+	else
+		check_column(t->seen, "seen", "sig", INT8OID);
 	check_column(t->discovered, "discovered", "pos", INT8OID);
 	check_column(t->discovered, "discovered", "url", TEXTOID);
 	check_column(t->frontier, "frontier", "pos", INT8OID);
@@ -407,7 +419,8 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	t->frontier_sig = frontier_has_sig(t->frontier);
 	t->discovered_sig = discovered_has_sig(t->discovered);
 	check_no_overlap(t);
-	t->seen_index = find_signature_index(t->seen);
+	if (!t->compressed)
+		t->seen_index = sieve_unique_index(t->seen, "sig", "sieve_flush");
 
 	/* the layout, again under the locks */
 	t->citus = sieve_citus_layout(seen, discovered, frontier, "sieve_flush");
@@ -806,6 +819,9 @@ new_signature(NewSignatures *news, TupleTableSlot *sig_slot)
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(news->by_position, slot);
 
+	/* a compressed seen has the new signatures already */
+	if (news->insert_seen == NULL)
+		return;
 	news->sigs[news->nsigs++] = slot->tts_values[2];
 	if (news->nsigs == SIEVE_BATCH)
 		new_signatures_insert(news);
@@ -821,7 +837,8 @@ typedef enum SeenLookupMethod
 {
 	SEEN_MERGE,
 	SEEN_PROBE,
-	SEEN_QUERY
+	SEEN_QUERY,
+	SEEN_COMPRESSED
 } SeenLookupMethod;
 
 typedef struct SeenLookup
@@ -843,6 +860,8 @@ typedef struct SeenLookup
 	Tuplestorestate *pending;
 	Datum	   *pending_sigs;
 	int			npending;
+	/* compressed: merged into a new Z */
+	SieveStoreMerge *merge;
 } SeenLookup;
 
 static void
@@ -851,6 +870,14 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 	BlockNumber pages;
 
 	memset(lookup, 0, sizeof(SeenLookup));
+	if (t->compressed)
+	{
+		lookup->method = SEEN_COMPRESSED;
+		elog(DEBUG1, "sieve_flush: merging with compressed seen relation \"%s\" (" UINT64_FORMAT " discovered rows)",
+			 RelationGetRelationName(t->seen), nread);
+		lookup->merge = sieve_store_merge_begin(t->seen, t->seen_index);
+		return;
+	}
 	if (t->citus)
 	{
 		Oid			int8array = INT8ARRAYOID;
@@ -1015,6 +1042,10 @@ seen_lookup(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
 			if (lookup->npending == SIEVE_BATCH)
 				seen_query_resolve(lookup, news, slot);
 			break;
+		case SEEN_COMPRESSED:
+			if (sieve_store_merge_add(lookup->merge, sig))
+				new_signature(news, slot);
+			break;
 	}
 }
 
@@ -1035,6 +1066,9 @@ seen_lookup_end(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
 		case SEEN_QUERY:
 			seen_query_resolve(lookup, news, slot);
 			tuplestore_end(lookup->pending);
+			break;
+		case SEEN_COMPRESSED:
+			sieve_store_merge_finish(lookup->merge);
 			break;
 	}
 }
@@ -1107,10 +1141,11 @@ sieve_flush(PG_FUNCTION_ARGS)
 	 * one does not see.  ON CONFLICT makes that a serialization failure
 	 * (40001, retryable) rather than a unique violation.
 	 */
-	news.insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT pg_catalog.unnest($1)%s",
-										t.seen_name,
-										IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
-							   1, &int8array);
+	if (!t.compressed)
+		news.insert_seen = prepare(psprintf("INSERT INTO %s (sig) SELECT pg_catalog.unnest($1)%s",
+											t.seen_name,
+											IsolationUsesXactSnapshot() ? " ON CONFLICT (sig) DO NOTHING" : ""),
+								   1, &int8array);
 
 	seen_lookup_begin(&lookup, &t, nread);
 	while (tuplesort_gettupleslot(by_signature, true, false, sig_slot, NULL))
@@ -1154,6 +1189,10 @@ sieve_flush(PG_FUNCTION_ARGS)
 	}
 	frontier_batch_end(&batch);
 	tuplesort_end(news.by_position);
+
+	/* 4. a compressed seen: the new Z replaces the old */
+	if (t.compressed)
+		sieve_store_merge_swap(lookup.merge);
 
 	SPI_finish();
 	close_tables(&t);

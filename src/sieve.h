@@ -10,6 +10,9 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+#include "utils/relcache.h"
+
 /*
  * Are seen, discovered and frontier Citus tables?  False when Citus is not
  * installed in the database or none of the three is in its metadata; true
@@ -26,5 +29,33 @@ extern bool sieve_citus_layout(Oid seen, Oid discovered, Oid frontier,
  * every node with metadata, in one order
  */
 extern void sieve_citus_lock(Oid seen, const char *lockmode);
+
+/*
+ * The valid, immediate, non-partial unique btree index on rel (column)
+ * alone, or an ERROR naming caller
+ */
+extern Oid	sieve_unique_index(Relation rel, const char *column, const char *caller);
+
+/* The compressed seen (sieve_store.c) */
+extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
+extern bool sieve_store_is_compressed(Oid seen);
+extern Oid	sieve_store_check(Relation seen, const char *caller);
+extern void sieve_store_check_rewrite(Oid seen, const char *caller);
+extern bool sieve_store_contains(Relation seen, Oid index, int64 signature);
+
+/*
+ * Merging ascending signatures into a compressed seen: begin, add each
+ * (true if it was new), finish (the new Z is written; returns how many
+ * were new), swap (the new Z replaces seen, ACCESS EXCLUSIVE until the
+ * end of the transaction).  read_begin, next and finish read seen in
+ * order.
+ */
+typedef struct SieveStoreMerge SieveStoreMerge;
+extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index);
+extern bool sieve_store_merge_add(SieveStoreMerge *merge, int64 signature);
+extern SieveStoreMerge *sieve_store_read_begin(Relation seen, Oid index);
+extern bool sieve_store_next(SieveStoreMerge *merge, int64 *signature);
+extern uint64 sieve_store_merge_finish(SieveStoreMerge *merge);
+extern void sieve_store_merge_swap(SieveStoreMerge *merge);
 
 #endif							/* SBF_SIEVE_H */

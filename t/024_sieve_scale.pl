@@ -32,6 +32,10 @@ CREATE TABLE frontier_c (pos bigint NOT NULL, url text NOT NULL,
 CREATE TABLE seen_sql (LIKE seen_c INCLUDING ALL);
 CREATE TABLE discovered_sql (LIKE discovered_c);
 CREATE TABLE frontier_sql (LIKE frontier_c INCLUDING IDENTITY);
+-- and with a compressed seen
+SELECT sieve_seen_create('seen_z');
+CREATE TABLE discovered_z (LIKE discovered_c);
+CREATE TABLE frontier_z (LIKE frontier_c INCLUDING IDENTITY);
 });
 $node->safe_psql('postgres',
 	slurp_file("$SbfTest::ROOT/scripts/plain_sql_flush.sql"));
@@ -44,6 +48,7 @@ foreach my $batch ([ 1, 150000 ], [ 150001, 300000 ])
 		'postgres', qq{
 INSERT INTO discovered_c SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND $hi;
 INSERT INTO discovered_sql SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND $hi;
+INSERT INTO discovered_z SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND $hi;
 });
 	my $appended = $node->safe_psql('postgres',
 		"SET work_mem = '1MB'; SELECT sieve_flush('seen_c', 'discovered_c', 'frontier_c')"
@@ -51,10 +56,16 @@ INSERT INTO discovered_sql SELECT pos, url FROM stream WHERE pos BETWEEN $lo AND
 	$node->safe_psql('postgres',
 		"SET work_mem = '1MB'; CALL plain_sql_flush('seen_sql', 'discovered_sql', 'frontier_sql')"
 	);
+	my $compressed = $node->safe_psql('postgres',
+		"SET work_mem = '1MB'; SELECT sieve_flush('seen_z', 'discovered_z', 'frontier_z')"
+	);
 	my $expected = $node->safe_psql('postgres',
 		"SELECT count(*) FROM frontier_sql WHERE pos BETWEEN $lo AND $hi");
 	is($appended, $expected,
 		"flush of rows $lo..$hi at work_mem = 1MB appended $appended, the plain-SQL flush $expected"
+	);
+	is($compressed, $expected,
+		"with a compressed seen, the flush of rows $lo..$hi appended $compressed"
 	);
 }
 
@@ -72,6 +83,17 @@ SELECT (SELECT count(*) FROM frontier_c),
 }));
 ok( $differ == 0 && $frontier > 150000,
 	"the frontiers are the same $frontier rows, appended in the same order ($differ rows differ)"
+);
+
+my $differ_z = $node->safe_psql(
+	'postgres', q{
+SELECT (SELECT count(*) FROM (SELECT pos, url, seq FROM frontier_z
+							  EXCEPT ALL SELECT pos, url, seq FROM frontier_sql) c)
+	   + (SELECT count(*) FROM (SELECT pos, url, seq FROM frontier_sql
+								EXCEPT ALL SELECT pos, url, seq FROM frontier_z) s)
+});
+is($differ_z, 0,
+	"with a compressed seen, the frontier is the same, row for row and in the same order ($differ_z rows differ)"
 );
 
 my $backwards = $node->safe_psql(
@@ -104,6 +126,19 @@ SELECT (SELECT count(*) FROM seen_c),
 }));
 is($seen_differ, 0,
 	"seen holds the same $seen signatures ($seen_differ differ)");
+
+my ($zsize, $z_differ) = split(
+	/\|/,
+	$node->safe_psql(
+		'postgres', q{
+SELECT pg_total_relation_size('seen_z')::float8 / (SELECT count(*) FROM seen_sql),
+	   (SELECT count(*) FROM (SELECT sieve_signatures('seen_z') EXCEPT SELECT sig FROM seen_sql) c)
+	   + (SELECT count(*) FROM (SELECT sig FROM seen_sql EXCEPT SELECT sieve_signatures('seen_z')) s)
+}));
+is($z_differ, 0,
+	"the compressed seen holds the same signatures ($z_differ differ)");
+cmp_ok($zsize, '<', 7,
+	"the compressed seen takes $zsize bytes a URL on disk at this size (~250k URLs)");
 
 my $left = $node->safe_psql('postgres', 'SELECT count(*) FROM discovered_c');
 is($left, 0, "discovered is empty ($left rows)");

@@ -87,6 +87,12 @@ $old->safe_psql('postgres', q{
 	SELECT sieve_flush('seen', 'discovered', 'frontier');
 	INSERT INTO discovered
 	SELECT i, 'https://s.example/' || (i % 2500) FROM generate_series(3001, 6000) i;
+
+	-- and the same with a compressed seen
+	SELECT sieve_seen_create('zseen');
+	SELECT sieve_seen_import('zseen', 'seen');
+	CREATE TABLE discovered_z AS TABLE discovered;
+	CREATE TABLE frontier_z AS TABLE frontier;
 });
 
 # What every object answers; the same text before and after the upgrade
@@ -114,6 +120,11 @@ my $answers = q{
 	SELECT 'sieve', (SELECT count(*) FROM seen)::text,
 		   (SELECT md5(string_agg(pos || ' ' || url, ',' ORDER BY pos)) FROM frontier),
 		   (SELECT count(*) FROM discovered)::text, NULL, NULL, NULL
+	UNION ALL
+	SELECT 'sieve_z', (SELECT count(*) FROM sieve_signatures('zseen'))::text,
+		   (SELECT md5(string_agg(s::text, ',')) FROM sieve_signatures('zseen') s),
+		   sieve_contains('zseen', 'https://s.example/7')::text,
+		   sieve_contains('zseen', 'https://s.example/2400')::text, NULL, NULL
 	ORDER BY 1
 };
 # (array types aside: 17 and later record them as members too)
@@ -227,6 +238,10 @@ for my $mode ('--copy', '--link')
 	is($new->safe_psql('postgres', sprintf($flushed_frontier, 'frontier')),
 		$frontier_ref,
 		"$mode: the flush left pending gives the frontier the old server gave");
+	$new->safe_psql('postgres', q{SELECT sieve_flush('zseen', 'discovered_z', 'frontier_z')});
+	is($new->safe_psql('postgres', sprintf($flushed_frontier, 'frontier_z')),
+		$frontier_ref,
+		"$mode: so does the flush left pending on the compressed seen");
 
 	is($new->safe_psql('postgres', $counts), $counts_before,
 		"$mode: the filters' counts of values added are carried");

@@ -1,0 +1,373 @@
+/*-------------------------------------------------------------------------
+ *
+ * sieve_seen.c
+ *	  The SQL side of the compressed seen (sieve_store.c): the sieve_chunk
+ *	  type's input and output, sieve_seen_create, sieve_contains,
+ *	  sieve_signatures and sieve_seen_import.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "pg_version_compat.h"
+
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+#include "utils/varlena.h"
+
+#include "hash.h"
+#include "sieve.h"
+#include "sieve_codes.h"
+#include "value_io.h"
+
+PG_FUNCTION_INFO_V1(sieve_chunk_in);
+PG_FUNCTION_INFO_V1(sieve_chunk_out);
+PG_FUNCTION_INFO_V1(sieve_chunk_recv);
+PG_FUNCTION_INFO_V1(sieve_chunk_send);
+PG_FUNCTION_INFO_V1(sieve_chunk_count);
+PG_FUNCTION_INFO_V1(sieve_seen_create);
+PG_FUNCTION_INFO_V1(sieve_contains);
+PG_FUNCTION_INFO_V1(sieve_signatures);
+PG_FUNCTION_INFO_V1(sieve_seen_import);
+
+/* A chunk that comes in as text or binary is checked whole */
+static void
+check_chunk(SieveChunk chunk, int sqlstate)
+{
+	int64	   *signatures;
+	uint32		decoded;
+	const char *what;
+
+	if (VARSIZE(chunk) < SIEVE_CHUNK_HEADER_SIZE ||
+		VARSIZE(chunk) > SIEVE_CHUNK_HEADER_SIZE + SIEVE_CHUNK_MAX_CODE_BYTES)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid sieve_chunk"),
+				 errdetail("A sieve_chunk takes %zu to %zu bytes, not %zu.",
+						   (Size) SIEVE_CHUNK_HEADER_SIZE - VARHDRSZ,
+						   (Size) SIEVE_CHUNK_HEADER_SIZE - VARHDRSZ + SIEVE_CHUNK_MAX_CODE_BYTES,
+						   (Size) VARSIZE(chunk) - VARHDRSZ)));
+	signatures = palloc(sizeof(int64) * (chunk->count <= SIEVE_CHUNK_MAX_COUNT ? Max(chunk->count, 1) : 1));
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), signatures, false, 0, &decoded);
+	if (what != NULL)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid sieve_chunk"),
+				 errdetail_internal("%s", what)));
+	pfree(signatures);
+}
+
+Datum
+sieve_chunk_in(PG_FUNCTION_ARGS)
+{
+	SieveChunk	chunk = (SieveChunk) sbf_value_from_text(PG_GETARG_CSTRING(0), "sieve_chunk");
+
+	check_chunk(chunk, ERRCODE_INVALID_TEXT_REPRESENTATION);
+	PG_RETURN_POINTER(chunk);
+}
+
+Datum
+sieve_chunk_out(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_CSTRING(sbf_value_to_text(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
+}
+
+Datum
+sieve_chunk_recv(PG_FUNCTION_ARGS)
+{
+	SieveChunk	chunk = (SieveChunk)
+		sbf_value_from_binary((StringInfo) PG_GETARG_POINTER(0), "sieve_chunk");
+
+	check_chunk(chunk, ERRCODE_INVALID_BINARY_REPRESENTATION);
+	PG_RETURN_POINTER(chunk);
+}
+
+Datum
+sieve_chunk_send(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(sbf_value_to_binary(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
+}
+
+/* sieve_chunk_count(sieve_chunk) -> integer: the signatures it holds */
+Datum
+sieve_chunk_count(PG_FUNCTION_ARGS)
+{
+	SieveChunk	chunk = (SieveChunk) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+
+	PG_RETURN_INT64((int64) chunk->count);
+}
+
+/*
+ * sieve_seen_create(name text, unlogged boolean DEFAULT false) -> regclass
+ *
+ * CREATE TABLE name (head bigint PRIMARY KEY, chunk sieve_chunk NOT NULL),
+ * as the caller, in the schema the name or the search path gives
+ */
+Datum
+sieve_seen_create(PG_FUNCTION_ARGS)
+{
+	List	   *names = textToQualifiedNameList(PG_GETARG_TEXT_PP(0));
+	bool		unlogged = PG_GETARG_BOOL(1);
+	RangeVar   *rv = makeRangeVarFromNameList(names);
+	const char *table;
+	Oid			relid;
+	/* sieve_chunk is in sbf's schema, with this function */
+	const char *schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
+
+	if (rv->catalogname != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cross-database references are not implemented: %s",
+						text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	table = rv->schemaname != NULL ?
+		quote_qualified_identifier(rv->schemaname, rv->relname) :
+		quote_identifier(rv->relname);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("CREATE %sTABLE %s (head pg_catalog.int8 PRIMARY KEY, chunk %s.sieve_chunk NOT NULL)",
+							 unlogged ? "UNLOGGED " : "", table, schema),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "sieve_seen_create: could not create %s", table);
+	SPI_finish();
+
+	relid = RangeVarGetRelid(rv, NoLock, false);
+	PG_RETURN_OID(relid);
+}
+
+/*
+ * What sieve_contains found out about seen, kept for the rest of the query
+ * (the lock it takes on seen lasts to the end of the transaction)
+ */
+typedef struct ContainsCache
+{
+	Oid			seen;
+	bool		compressed;
+	Oid			index;			/* on head, or on sig */
+} ContainsCache;
+
+/* A plain seen's unique btree on sig, probed for signature */
+static bool
+plain_contains(Relation seen, Oid index, int64 signature)
+{
+	Relation	indexrel = index_open(index, AccessShareLock);
+	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	TupleTableSlot *slot = table_slot_create(seen, NULL);
+	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
+	ScanKeyData key;
+	bool		found;
+
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(signature));
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(indexrel, NoLock);
+	return found;
+}
+
+/*
+ * sieve_contains(seen regclass, url text) -> boolean
+ *
+ * Is url_signature(url) in seen, a compressed seen or a plain one (sig
+ * bigint with a unique btree index)?  Exact, but for 64-bit collisions.
+ */
+Datum
+sieve_contains(PG_FUNCTION_ARGS)
+{
+	Oid			seen_oid = PG_GETARG_OID(0);
+	text	   *url = PG_GETARG_TEXT_PP(1);
+	int64		signature = sbf_signature(VARDATA_ANY(url), VARSIZE_ANY_EXHDR(url));
+	ContainsCache *cache = (ContainsCache *) fcinfo->flinfo->fn_extra;
+	Relation	seen;
+	bool		found;
+
+	if (cache == NULL || cache->seen != seen_oid)
+	{
+		AclResult	aclresult = pg_class_aclcheck(seen_oid, GetUserId(), ACL_SELECT);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(seen_oid)),
+						   get_rel_name(seen_oid));
+	}
+	seen = table_open(seen_oid, AccessShareLock);
+	if (cache == NULL || cache->seen != seen_oid)
+	{
+		if (cache == NULL)
+			cache = fcinfo->flinfo->fn_extra =
+				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ContainsCache));
+		cache->compressed = sieve_store_is_compressed(seen_oid);
+		if (cache->compressed)
+			cache->index = sieve_store_check(seen, "sieve_contains");
+		else
+		{
+			if (seen->rd_rel->relkind != RELKIND_RELATION)
+				ereport(ERROR,
+						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						 errmsg("seen relation \"%s\" is not a table",
+								RelationGetRelationName(seen))));
+			cache->index = sieve_unique_index(seen, "sig", "sieve_contains");
+		}
+		cache->seen = seen_oid;
+	}
+	found = cache->compressed ?
+		sieve_store_contains(seen, cache->index, signature) :
+		plain_contains(seen, cache->index, signature);
+	table_close(seen, NoLock);
+	PG_RETURN_BOOL(found);
+}
+
+/*
+ * Opens seen for reading and checks it is a compressed seen the user may
+ * read; returns its primary key
+ */
+static Oid
+open_compressed(Oid seen_oid, LOCKMODE lockmode, Relation *seen, const char *caller)
+{
+	AclResult	aclresult = pg_class_aclcheck(seen_oid, GetUserId(), ACL_SELECT);
+
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(seen_oid)),
+					   get_rel_name(seen_oid));
+	*seen = table_open(seen_oid, lockmode);
+	if (!sieve_store_is_compressed(seen_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("relation \"%s\" is not a compressed seen",
+						RelationGetRelationName(*seen)),
+				 errdetail("%s reads a table made by sieve_seen_create.", caller)));
+	return sieve_store_check(*seen, caller);
+}
+
+/*
+ * sieve_signatures(seen regclass) -> SETOF bigint: the signatures of a
+ * compressed seen, in ascending order
+ */
+Datum
+sieve_signatures(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	seen;
+	Oid			index;
+	SieveStoreMerge *reader;
+	Tuplestorestate *store;
+	TupleDesc	desc;
+	MemoryContext old;
+	int64		signature;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		(rsinfo->allowedModes & SFRM_Materialize) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("sieve_signatures must be called in a context that accepts a set")));
+
+	index = open_compressed(PG_GETARG_OID(0), AccessShareLock, &seen, "sieve_signatures");
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	desc = CreateTemplateTupleDesc(1);
+	TupleDescInitEntry(desc, 1, "sieve_signatures", INT8OID, -1, 0);
+	store = tuplestore_begin_heap(false, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	reader = sieve_store_read_begin(seen, index);
+	while (sieve_store_next(reader, &signature))
+	{
+		Datum		value = Int64GetDatum(signature);
+		bool		isnull = false;
+
+		tuplestore_putvalues(store, desc, &value, &isnull);
+	}
+	sieve_store_merge_finish(reader);
+	table_close(seen, NoLock);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = desc;
+	return (Datum) 0;
+}
+
+/*
+ * sieve_seen_import(seen regclass, source regclass) -> bigint
+ *
+ * Merges the signatures in source's column sig (a plain seen, say) into
+ * the compressed seen, as a flush would; returns how many were new.
+ */
+Datum
+sieve_seen_import(PG_FUNCTION_ARGS)
+{
+	Oid			seen_oid = PG_GETARG_OID(0);
+	Oid			source_oid = PG_GETARG_OID(1);
+	Relation	seen;
+	Relation	source;
+	Oid			index;
+	SieveStoreMerge *merge;
+	Portal		cursor;
+	uint64		added;
+	AclResult	aclresult;
+
+	if (seen_oid == source_oid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("seen and source must be two different tables")));
+	aclresult = pg_class_aclcheck(source_oid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(source_oid)),
+					   get_rel_name(source_oid));
+	sieve_store_check_rewrite(seen_oid, "sieve_seen_import");
+	index = open_compressed(seen_oid, ShareRowExclusiveLock, &seen, "sieve_seen_import");
+	source = table_open(source_oid, AccessShareLock);
+	if (get_attnum(source_oid, "sig") == InvalidAttrNumber ||
+		get_atttype(source_oid, get_attnum(source_oid, "sig")) != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source relation \"%s\" has no column \"sig\" of type bigint",
+						RelationGetRelationName(source))));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cursor = SPI_cursor_open_with_args(NULL,
+									   psprintf("SELECT DISTINCT sig FROM %s WHERE sig IS NOT NULL ORDER BY sig",
+												quote_qualified_identifier(get_namespace_name(RelationGetNamespace(source)),
+																		   RelationGetRelationName(source))),
+									   0, NULL, NULL, NULL, true, 0);
+	merge = sieve_store_merge_begin(seen, index);
+	for (;;)
+	{
+		SPI_cursor_fetch(cursor, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+
+			sieve_store_merge_add(merge,
+								  DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+															  SPI_tuptable->tupdesc,
+															  1, &isnull)));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(cursor);
+	added = sieve_store_merge_finish(merge);
+	sieve_store_merge_swap(merge);
+	SPI_finish();
+	table_close(source, NoLock);
+	table_close(seen, NoLock);
+	PG_RETURN_INT64((int64) added);
+}

@@ -1,0 +1,492 @@
+/*-------------------------------------------------------------------------
+ *
+ * sieve_store.c
+ *	  The compressed Z of the offline sieve: a table of Rice-coded chunks
+ *	  of sorted signatures, read in order, merged with a flush's new
+ *	  signatures into a new table that replaces it, and probed by head.
+ *
+ * A compressed seen is an ordinary heap table made by sieve_seen_create:
+ *
+ *	  (head bigint PRIMARY KEY, chunk sieve_chunk NOT NULL)
+ *
+ * one row per chunk of a few hundred consecutive signatures (format.h),
+ * head being the chunk's first signature, the chunks' ranges ascending and
+ * disjoint.  Its primary key is the sparse index of chunk heads: a lookup
+ * reads the btree's few pages and one heap page, and decodes one chunk.
+ *
+ * Why a table of chunks rather than a table access method of its own: the
+ * rows are what pg_dump, COPY, pg_upgrade, streaming replication and hot
+ * standby already carry, and the sieve_chunk type checks every chunk that
+ * comes in through them.  The cost is a row header and a btree entry per
+ * chunk, about 0.2 byte a URL.
+ *
+ * A flush is the notes' own: Z is read in order and merged with the sorted
+ * new signatures into a new Z, which replaces the old one.  The new Z is
+ * written into a new heap (make_new_heap), whose rows are inserted frozen
+ * (they are visible once the swap commits, and vanish with the new heap if
+ * it does not), then swapped in at the end of the flush's transaction
+ * (finish_heap_swap, as REFRESH MATERIALIZED VIEW and CLUSTER do), which
+ * rebuilds the primary key.  So a crash or an ERROR anywhere before the
+ * commit leaves the old Z, never a half-merged one, and the table on disk
+ * holds no dead rows: its size is the chunks'.  Until the swap the flush
+ * holds SHARE ROW EXCLUSIVE (other flushes wait; readers do not); the swap
+ * takes ACCESS EXCLUSIVE until the commit.  A flush that finds nothing new
+ * writes nothing.
+ *
+ * Z is read with the latest snapshot, not the transaction's: the flush
+ * holds the lock that keeps every other writer out, and under REPEATABLE
+ * READ an older snapshot would miss the signatures a flush committed after
+ * it began (whose rows, frozen, every snapshot sees anyway).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "pg_version_compat.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type.h"
+#include "commands/cluster.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "sieve.h"
+#include "sieve_codes.h"
+
+/*
+ * Is type sbf's sieve_chunk?  Told by its input function, which is this
+ * library's whatever schema sbf is in.
+ */
+static bool
+is_sieve_chunk_type(Oid type)
+{
+	Oid			input;
+	Oid			ioparam;
+	FmgrInfo	flinfo;
+
+	if (type == InvalidOid || get_typtype(type) != TYPTYPE_BASE)
+		return false;
+	getTypeInputInfo(type, &input, &ioparam);
+	fmgr_info(input, &flinfo);
+	return flinfo.fn_addr == sieve_chunk_in;
+}
+
+bool
+sieve_store_is_compressed(Oid seen)
+{
+	AttrNumber	attnum = get_attnum(seen, "chunk");
+
+	return attnum != InvalidAttrNumber && is_sieve_chunk_type(get_atttype(seen, attnum));
+}
+
+/*
+ * A flush replaces the compressed seen by a new table, as REFRESH
+ * MATERIALIZED VIEW does, which only its owner may do (the primary key is
+ * rebuilt as the caller)
+ */
+void
+sieve_store_check_rewrite(Oid seen, const char *caller)
+{
+	if (!relation_ownercheck(seen, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s", get_rel_name(seen)),
+				 errdetail("%s replaces compressed seen relation \"%s\" by a new table, which only its owner may do.",
+						   caller, get_rel_name(seen)),
+				 errhint("Flush as the owner of the compressed seen, or as a member of the role that owns it.")));
+}
+
+/*
+ * Checks a compressed seen: a plain heap table whose only columns are
+ * head bigint and chunk sieve_chunk, with a unique btree index on (head);
+ * returns the index.  caller names the function for the messages.
+ */
+Oid
+sieve_store_check(Relation seen, const char *caller)
+{
+	TupleDesc	desc = RelationGetDescr(seen);
+
+	if (seen->rd_rel->relkind != RELKIND_RELATION || seen->rd_rel->relam != HEAP_TABLE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("compressed seen relation \"%s\" is not a heap table",
+						RelationGetRelationName(seen)),
+				 errhint("Make a compressed seen with sieve_seen_create.")));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (strcmp(NameStr(att->attname), "head") == 0 && att->atttypid == INT8OID)
+			continue;
+		if (strcmp(NameStr(att->attname), "chunk") == 0 && is_sieve_chunk_type(att->atttypid))
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("compressed seen relation \"%s\" has a column \"%s\" of type %s",
+						RelationGetRelationName(seen), NameStr(att->attname),
+						format_type_be(att->atttypid)),
+				 errdetail("A compressed seen has the columns head bigint and chunk sieve_chunk, and no other."),
+				 errhint("Make a compressed seen with sieve_seen_create.")));
+	}
+	if (get_attnum(RelationGetRelid(seen), "head") == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("compressed seen relation \"%s\" has no column \"head\" of type bigint",
+						RelationGetRelationName(seen)),
+				 errhint("Make a compressed seen with sieve_seen_create.")));
+	return sieve_unique_index(seen, "head", caller);
+}
+
+/* The decoded chunk and what is wrong with it, as an ERROR */
+static void
+chunk_corrupted(Relation seen, int64 head, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("compressed seen relation \"%s\" has a corrupted chunk at head " INT64_FORMAT,
+					RelationGetRelationName(seen), head),
+			 errdetail_internal("%s", what)));
+}
+
+/*
+ * Decodes the chunk of a row of seen (in slot) into out, checking it and
+ * its head; with stop, only up to the first signature >= stop_at
+ */
+static uint32
+decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
+		   AttrNumber chunk_att, int64 *out, bool stop, int64 stop_at,
+		   int64 *head)
+{
+	bool		isnull;
+	Datum		head_datum = slot_getattr(slot, head_att, &isnull);
+	SieveChunk	chunk;
+	const char *what;
+	uint32		decoded;
+
+	if (isnull)
+		chunk_corrupted(seen, 0, "A row has no head.");
+	*head = DatumGetInt64(head_datum);
+	chunk = (SieveChunk) DatumGetPointer(slot_getattr(slot, chunk_att, &isnull));
+	if (isnull)
+		chunk_corrupted(seen, *head, "The row has no chunk.");
+	if (VARATT_IS_EXTENDED(chunk))
+		chunk = (SieveChunk) PG_DETOAST_DATUM(PointerGetDatum(chunk));
+	if (chunk->first != *head)
+		chunk_corrupted(seen, *head,
+						psprintf("The chunk starts at " INT64_FORMAT ", not at its head.",
+								 chunk->first));
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), out, stop, stop_at, &decoded);
+	if (what != NULL)
+		chunk_corrupted(seen, *head, what);
+	return decoded;
+}
+
+/*
+ * Reading seen's chunks in ascending order of head, through its primary
+ * key, decoded one at a time
+ */
+typedef struct ChunkReader
+{
+	Relation	seen;
+	Relation	index;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	AttrNumber	head_att;
+	AttrNumber	chunk_att;
+	int64	   *signatures;		/* the current chunk's, decoded */
+	uint32		n;
+	uint32		next;
+	bool		exhausted;
+	bool		have_last;		/* the previous chunk's last, for the order */
+	int64		last;
+} ChunkReader;
+
+static void
+reader_begin(ChunkReader *reader, Relation seen, Oid index, Snapshot snapshot)
+{
+	memset(reader, 0, sizeof(ChunkReader));
+	reader->seen = seen;
+	reader->index = index_open(index, AccessShareLock);
+	reader->snapshot = RegisterSnapshot(snapshot);
+	reader->slot = table_slot_create(seen, NULL);
+	reader->scan = index_beginscan_compat(seen, reader->index, reader->snapshot, 0, 0);
+	index_rescan(reader->scan, NULL, 0, NULL, 0);
+	reader->head_att = get_attnum(RelationGetRelid(seen), "head");
+	reader->chunk_att = get_attnum(RelationGetRelid(seen), "chunk");
+	reader->signatures = palloc(sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+}
+
+static void
+reader_restart(ChunkReader *reader)
+{
+	index_rescan(reader->scan, NULL, 0, NULL, 0);
+	reader->n = reader->next = 0;
+	reader->exhausted = reader->have_last = false;
+}
+
+/* Decodes the next chunk; false at the end of seen */
+static bool
+reader_next_chunk(ChunkReader *reader)
+{
+	int64		head;
+
+	CHECK_FOR_INTERRUPTS();
+	if (reader->exhausted ||
+		!index_getnext_slot(reader->scan, ForwardScanDirection, reader->slot))
+	{
+		reader->exhausted = true;
+		reader->n = reader->next = 0;
+		return false;
+	}
+	reader->n = decode_row(reader->seen, reader->slot, reader->head_att,
+						   reader->chunk_att, reader->signatures, false, 0, &head);
+	reader->next = 0;
+	if (reader->have_last && reader->signatures[0] <= reader->last)
+		chunk_corrupted(reader->seen, head,
+						psprintf("The chunk starts at or before the end of the previous one, " INT64_FORMAT ".",
+								 reader->last));
+	reader->have_last = true;
+	reader->last = reader->signatures[reader->n - 1];
+	return true;
+}
+
+static void
+reader_end(ChunkReader *reader)
+{
+	index_endscan(reader->scan);
+	ExecDropSingleTupleTableSlot(reader->slot);
+	UnregisterSnapshot(reader->snapshot);
+	index_close(reader->index, NoLock);
+	pfree(reader->signatures);
+}
+
+struct SieveStoreMerge
+{
+	Relation	seen;
+	ChunkReader reader;
+	/* the new Z, begun at the first new signature */
+	bool		writing;
+	Oid			new_heap;
+	Relation	new_rel;
+	BulkInsertState bistate;
+	CommandId	cid;
+	SieveChunkWriter writer;
+	Datum	   *values;
+	bool	   *nulls;
+	uint64		added;
+};
+
+/* A chunk of the new Z, as a frozen row of the new heap */
+static void
+emit_chunk(void *arg, SieveChunk chunk)
+{
+	SieveStoreMerge *merge = (SieveStoreMerge *) arg;
+	HeapTuple	tuple;
+
+	merge->values[merge->reader.head_att - 1] = Int64GetDatum(chunk->first);
+	merge->values[merge->reader.chunk_att - 1] = PointerGetDatum(chunk);
+	tuple = heap_form_tuple(RelationGetDescr(merge->new_rel), merge->values, merge->nulls);
+	heap_insert(merge->new_rel, tuple, merge->cid,
+				HEAP_INSERT_FROZEN | HEAP_INSERT_SKIP_FSM, merge->bistate);
+	heap_freetuple(tuple);
+}
+
+static SieveStoreMerge *
+scan_begin(Relation seen, Oid index, Snapshot snapshot)
+{
+	SieveStoreMerge *merge = palloc0(sizeof(SieveStoreMerge));
+
+	merge->seen = seen;
+	reader_begin(&merge->reader, seen, index, snapshot);
+	return merge;
+}
+
+SieveStoreMerge *
+sieve_store_merge_begin(Relation seen, Oid index)
+{
+	return scan_begin(seen, index, GetLatestSnapshot());
+}
+
+/*
+ * Reading seen in order with sieve_store_next, as the transaction's
+ * snapshot sees it (in a parallel worker too)
+ */
+SieveStoreMerge *
+sieve_store_read_begin(Relation seen, Oid index)
+{
+	return scan_begin(seen, index, GetTransactionSnapshot());
+}
+
+/*
+ * The new heap, and the old signatures before the current one copied into
+ * it: the reader starts again from the first chunk
+ */
+static void
+start_writing(SieveStoreMerge *merge)
+{
+	Relation	seen = merge->seen;
+	int			natts = RelationGetDescr(seen)->natts;
+
+	merge->new_heap = make_new_heap(RelationGetRelid(seen), seen->rd_rel->reltablespace,
+									seen->rd_rel->relam, seen->rd_rel->relpersistence,
+									ExclusiveLock);
+	merge->new_rel = table_open(merge->new_heap, NoLock);
+	merge->bistate = GetBulkInsertState();
+	merge->cid = GetCurrentCommandId(true);
+	merge->values = palloc0(sizeof(Datum) * natts);
+	merge->nulls = palloc(sizeof(bool) * natts);
+	/* dropped columns are NULL */
+	memset(merge->nulls, true, sizeof(bool) * natts);
+	merge->nulls[merge->reader.head_att - 1] = false;
+	merge->nulls[merge->reader.chunk_att - 1] = false;
+	sieve_chunk_writer_init(&merge->writer, SIEVE_CHUNK_CODE_BYTES, emit_chunk, merge);
+	merge->writing = true;
+	reader_restart(&merge->reader);
+}
+
+/*
+ * Moves past the old signatures below signature, copying them into the new
+ * Z when it is being written; true if the old Z has signature
+ */
+static bool
+advance(SieveStoreMerge *merge, int64 signature, bool to_end)
+{
+	ChunkReader *reader = &merge->reader;
+
+	for (;;)
+	{
+		while (reader->next < reader->n)
+		{
+			int64		old = reader->signatures[reader->next];
+
+			if (!to_end && old >= signature)
+				return old == signature;
+			if (merge->writing)
+				sieve_chunk_writer_push(&merge->writer, old);
+			reader->next++;
+		}
+		if (!reader_next_chunk(reader))
+			return false;
+	}
+}
+
+/* The next signature of seen, when the merge is used to read it whole */
+bool
+sieve_store_next(SieveStoreMerge *merge, int64 *signature)
+{
+	ChunkReader *reader = &merge->reader;
+
+	while (reader->next >= reader->n)
+		if (!reader_next_chunk(reader))
+			return false;
+	*signature = reader->signatures[reader->next++];
+	return true;
+}
+
+bool
+sieve_store_merge_add(SieveStoreMerge *merge, int64 signature)
+{
+	for (;;)
+	{
+		if (advance(merge, signature, false))
+			return false;
+		if (merge->writing)
+			break;
+		start_writing(merge);
+	}
+	sieve_chunk_writer_push(&merge->writer, signature);
+	merge->added++;
+	return true;
+}
+
+uint64
+sieve_store_merge_finish(SieveStoreMerge *merge)
+{
+	if (merge->writing)
+	{
+		advance(merge, 0, true);
+		sieve_chunk_writer_finish(&merge->writer);
+		FreeBulkInsertState(merge->bistate);
+		table_close(merge->new_rel, NoLock);
+	}
+	reader_end(&merge->reader);
+	return merge->added;
+}
+
+/*
+ * Replaces seen by the new Z, if there is one: takes ACCESS EXCLUSIVE on
+ * seen until the end of the transaction
+ */
+void
+sieve_store_merge_swap(SieveStoreMerge *merge)
+{
+	Oid			seen = RelationGetRelid(merge->seen);
+	char		relpersistence = merge->seen->rd_rel->relpersistence;
+
+	if (!merge->writing)
+		return;
+	LockRelationOid(seen, AccessExclusiveLock);
+	finish_heap_swap(seen, merge->new_heap, false, false, false, true,
+					 RecentXmin, ReadNextMultiXactId(), relpersistence);
+	elog(DEBUG1, "sieve: compressed seen relation \"%s\" rewritten: " UINT64_FORMAT " signatures in " UINT64_FORMAT " chunks, " UINT64_FORMAT " new",
+		 RelationGetRelationName(merge->seen), merge->writer.signatures,
+		 merge->writer.chunks, merge->added);
+}
+
+/*
+ * Is signature in the compressed seen?  The chunk whose head is the
+ * greatest at or below it, found through the primary key, is decoded up
+ * to it.
+ */
+bool
+sieve_store_contains(Relation seen, Oid index, int64 signature)
+{
+	Relation	indexrel = index_open(index, AccessShareLock);
+	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	TupleTableSlot *slot = table_slot_create(seen, NULL);
+	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
+	ScanKeyData key;
+	bool		found = false;
+	static int64 *signatures = NULL;
+
+	if (signatures == NULL)
+		signatures = MemoryContextAlloc(TopMemoryContext,
+										sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(signature));
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, BackwardScanDirection, slot))
+	{
+		int64		head;
+		uint32		n = decode_row(seen, slot,
+								   get_attnum(RelationGetRelid(seen), "head"),
+								   get_attnum(RelationGetRelid(seen), "chunk"),
+								   signatures, true, signature, &head);
+
+		found = signatures[n - 1] == signature;
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(indexrel, NoLock);
+	return found;
+}
