@@ -171,7 +171,7 @@ SELECT shared_bloom_create('lookup_filter', 20000000, 0.01, transactional => fal
 SELECT count(*) FROM (SELECT shared_test_and_add('lookup_filter', array_agg(sig)) FROM sizes_plain GROUP BY sig % 200) a;
 SQL
 	printf '\n%-36s %12s %14s %12s\n' "seen of 20M URLs" "URLs" "bytes on disk" "bytes a URL"
-	psql -F ' ' <<'SQL' | while read -r what n bytes; do
+	psql -F '|' <<'SQL' | while IFS='|' read -r what n bytes; do
 SELECT 'bigint primary key', count(*), pg_total_relation_size('sizes_plain') FROM sizes_plain;
 SELECT 'compressed (sieve_seen_create)', sum(sieve_chunk_count(chunk)), pg_total_relation_size('sizes_z') FROM sizes_z;
 SQL
