@@ -41,7 +41,8 @@ extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
 extern bool sieve_store_is_compressed(Oid seen);
 extern Oid	sieve_store_check(Relation seen, const char *caller);
 extern void sieve_store_check_rewrite(Oid seen, const char *caller);
-extern bool sieve_store_contains(Relation seen, Oid index, int64 signature);
+extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
+								 AttrNumber chunk_att, int64 signature);
 
 /*
  * Merging ascending signatures into a compressed seen: begin, add each

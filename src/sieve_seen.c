@@ -160,6 +160,8 @@ typedef struct ContainsCache
 	Oid			seen;
 	bool		compressed;
 	Oid			index;			/* on head, or on sig */
+	AttrNumber	head_att;		/* a compressed seen's columns */
+	AttrNumber	chunk_att;
 } ContainsCache;
 
 /* A plain seen's unique btree on sig, probed for signature */
@@ -215,7 +217,11 @@ sieve_contains(PG_FUNCTION_ARGS)
 				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ContainsCache));
 		cache->compressed = sieve_store_is_compressed(seen_oid);
 		if (cache->compressed)
+		{
 			cache->index = sieve_store_check(seen, "sieve_contains");
+			cache->head_att = get_attnum(seen_oid, "head");
+			cache->chunk_att = get_attnum(seen_oid, "chunk");
+		}
 		else
 		{
 			if (seen->rd_rel->relkind != RELKIND_RELATION)
@@ -228,7 +234,8 @@ sieve_contains(PG_FUNCTION_ARGS)
 		cache->seen = seen_oid;
 	}
 	found = cache->compressed ?
-		sieve_store_contains(seen, cache->index, signature) :
+		sieve_store_contains(seen, cache->index, cache->head_att,
+							 cache->chunk_att, signature) :
 		plain_contains(seen, cache->index, signature);
 	table_close(seen, NoLock);
 	PG_RETURN_BOOL(found);

@@ -456,10 +456,12 @@ sieve_store_merge_swap(SieveStoreMerge *merge)
 /*
  * Is signature in the compressed seen?  The chunk whose head is the
  * greatest at or below it, found through the primary key, is decoded up
- * to it.
+ * to it.  The caller has the columns' numbers (sieve_contains keeps them
+ * for the query), so that a lookup does no catalog lookup.
  */
 bool
-sieve_store_contains(Relation seen, Oid index, int64 signature)
+sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
+					 AttrNumber chunk_att, int64 signature)
 {
 	Relation	indexrel = index_open(index, AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
@@ -477,9 +479,7 @@ sieve_store_contains(Relation seen, Oid index, int64 signature)
 	if (index_getnext_slot(scan, BackwardScanDirection, slot))
 	{
 		int64		head;
-		uint32		n = decode_row(seen, slot,
-								   get_attnum(RelationGetRelid(seen), "head"),
-								   get_attnum(RelationGetRelid(seen), "chunk"),
+		uint32		n = decode_row(seen, slot, head_att, chunk_att,
 								   signatures, true, signature, &head);
 
 		found = signatures[n - 1] == signature;
