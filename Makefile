@@ -24,6 +24,7 @@ OBJS = \
 	src/sieve_citus.o \
 	src/sieve_codes.o \
 	src/sieve_seen.o \
+	src/sieve_spill.o \
 	src/sieve_store.o \
 	src/shared_am.o \
 	src/shared_create.o \

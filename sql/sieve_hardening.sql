@@ -73,6 +73,25 @@ SELECT sum(urls) AS urls, count(*) < sum(urls) AS several_an_insert FROM frontie
 SELECT count(*) AS whole FROM frontier_long
 WHERE url = 'https://example.org/' || pos || '/' || repeat('y', 100000);
 
+-- The URLs wait in a temporary file while the rows are sorted (the sorts
+-- carry their offsets): a flush that would pass temp_file_limit stops with
+-- an ERROR, and loses nothing
+CREATE TABLE discovered_spill (pos bigint NOT NULL, url text NOT NULL);
+ALTER TABLE discovered_spill ALTER url SET STORAGE EXTERNAL;
+INSERT INTO discovered_spill
+	SELECT g, 'https://example.org/spill/' || g || '/' || repeat('s', 2000)
+	FROM generate_series(1, 200) g;
+SELECT count(*) AS seen_before FROM seen_long \gset
+SET temp_file_limit = '100kB';
+SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_long', 'discovered_spill', 'frontier_long') $$);
+RESET temp_file_limit;
+SELECT (SELECT count(*) FROM discovered_spill) AS discovered,
+	   (SELECT count(*) FROM seen_long) - :seen_before AS new_in_seen,
+	   (SELECT count(*) FROM frontier_long WHERE url LIKE '%/spill/%') AS appended;
+SELECT sieve_flush('seen_long', 'discovered_spill', 'frontier_long') AS appended;
+SELECT count(*) AS whole FROM frontier_long
+WHERE url = 'https://example.org/spill/' || pos || '/' || repeat('s', 2000);
+
 --
 -- Tables that share rows through partitioning or inheritance are refused,
 -- naming both: the flush would read what it writes

@@ -14,18 +14,20 @@
  *
  * A flush, in one C pass inside the caller's transaction:
  *
- *	1. runs DELETE FROM A RETURNING pos, url, feeding every returned row,
- *	   with its signature url_signature(url), to a tuplesort on (sig, pos);
+ *	1. runs DELETE FROM A RETURNING pos, url, writing every returned URL
+ *	   to a temporary file (sieve_spill.c) and feeding its signature
+ *	   url_signature(url), position and offset in that file to a tuplesort
+ *	   on (sig, pos);
  *	2. walks the sorted stream keeping the first position of each
  *	   signature and looks it up in Z: a signature not in Z is inserted
- *	   into Z (in ascending signature order) and its (pos, url) goes to a
- *	   second tuplesort, on pos.  The lookup is a merge with Z read in
+ *	   into Z (in ascending signature order) and its (pos, offset) goes to
+ *	   a second tuplesort, on pos.  The lookup is a merge with Z read in
  *	   signature order when Z is not much larger than the batch, and a
  *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO),
  *	   Z's size judged from its pages on disk, which no stale statistics
  *	   can understate;
- *	3. appends the sorted new URLs to F in ascending discovery position,
- *	   with their signature in F.sig when F has that column (a bigint;
+ *	3. appends the new URLs, read back from the file by offset, to F in
+ *	   ascending discovery position, with their signature in F.sig when F has that column (a bigint;
  *	   a generated or identity sig is left to its own values).
  *
  * On Citus (sieve_citus.c), with the three tables hash-distributed by sig
@@ -35,15 +37,18 @@
  * to F from arrays (Citus cannot read an ephemeral named relation).  Any
  * other layout of Citus tables is refused.
  *
- * Both sorts are PostgreSQL's external sort, each bounded by half of
- * work_mem (they are alive together) and spilling to temporary files
+ * Both sorts are PostgreSQL's external sort, one after the other (the rows
+ * found new wait in a temporary file until the first is over), each
+ * bounded by three quarters of work_mem and spilling to temporary files
  * beyond it, so memory does not grow with the size of A or Z.  Rows are
  * deleted by one statement and inserted in batches, through SPI, so
  * triggers, constraints, defaults and permissions apply as for SQL, without
- * a round trip per row.  A batch of URLs is bounded by bytes as well as by
- * rows (a quarter of work_mem), and URLs stay as A stored them, compressed
- * if they were, from the DELETE to the INSERT into F, so memory does not
- * grow with the URLs' length either.
+ * a round trip per row.  The sorts carry fixed-size rows, never a URL, so
+ * their merge passes copy 24 bytes a row whatever the URLs' length.  A
+ * batch of URLs is bounded by bytes as well as by rows (a quarter of
+ * work_mem), and URLs stay as A stored them, compressed if they were, from
+ * the DELETE to the INSERT into F, so memory does not grow with the URLs'
+ * length either.
  *
  * Concurrency: the flush takes SHARE ROW EXCLUSIVE on Z, so two flushes on
  * the same Z serialize (and nobody else writes to Z meanwhile), but rows
@@ -138,7 +143,7 @@ PG_FUNCTION_INFO_V1(sieve_flush);
 /*
  * The rows appended to the frontier by one INSERT: at most SIEVE_BATCH, and
  * URLs of at most a quarter of work_mem in all (as stored: compressed, if
- * they were), beside the sort on position, which has half of work_mem.  A
+ * they were), beside the sort on position, which has the rest.  A
  * URL longer than that goes alone.  The INSERT reads them from a tuplestore
  * registered as this ephemeral named relation, so they reach the frontier as
  * they were stored, without being compressed again.
@@ -660,7 +665,8 @@ typedef struct DiscoveredReceiver
 {
 	DestReceiver pub;
 	Tuplesortstate *by_signature;
-	TupleTableSlot *slot;		/* virtual (sig, pos, url) */
+	TupleTableSlot *slot;		/* virtual (sig, pos, offset) */
+	SieveSpill *spill;			/* where the URLs go */
 	Relation	discovered;
 	bool		check_sig;		/* the third column returned is sig */
 	uint64		nread;
@@ -691,10 +697,9 @@ discovered_receive(TupleTableSlot *returned, DestReceiver *self)
 				 errhint("Declare discovered.pos and discovered.url NOT NULL.")));
 
 	/*
-	 * The URL goes on as the table stored it, compressed if it was, so that
-	 * a long URL costs the sorts its compressed size and is appended to the
-	 * frontier without being compressed again (as INSERT ... SELECT does);
-	 * it is decompressed only to be hashed.
+	 * The URL is spilled as the table stored it, compressed if it was, so
+	 * that it is appended to the frontier without being compressed again
+	 * (as INSERT ... SELECT does); it is decompressed only to be hashed.
 	 */
 	returned_url = (struct varlena *) DatumGetPointer(returned->tts_values[1]);
 	url = VARATT_IS_EXTERNAL(returned_url) ? detoast_external_attr(returned_url) :
@@ -716,7 +721,7 @@ discovered_receive(TupleTableSlot *returned, DestReceiver *self)
 						   DatumGetInt64(slot->tts_values[0])),
 				 errhint("Fill discovered.sig with url_signature(url), and guard it with CHECK (sig = url_signature(url)).")));
 	slot->tts_values[1] = returned->tts_values[0];
-	slot->tts_values[2] = PointerGetDatum(url);
+	slot->tts_values[2] = Int64GetDatum(sieve_spill_write(r->spill, url));
 	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(r->by_signature, slot);
@@ -741,7 +746,7 @@ discovered_destroy(DestReceiver *self)
 /* Returns the number of rows read (and deleted) */
 static uint64
 read_discovered(SieveTables *t, Tuplesortstate *by_signature,
-				TupleTableSlot *slot)
+				TupleTableSlot *slot, SieveSpill *spill)
 {
 	DiscoveredReceiver receiver;
 	SPIExecuteOptions options;
@@ -755,6 +760,7 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 	receiver.pub.mydest = DestNone;	/* no CommandDest of its own */
 	receiver.by_signature = by_signature;
 	receiver.slot = slot;
+	receiver.spill = spill;
 	receiver.discovered = t->discovered;
 	receiver.check_sig = t->discovered_sig;
 
@@ -778,8 +784,9 @@ read_discovered(SieveTables *t, Tuplesortstate *by_signature,
 
 /*
  * The signatures found new, and their rows: the signatures go to seen in
- * batches, in ascending order, and the (pos, url, sig) rows to the sort on
- * position
+ * batches, in ascending order, and the (pos, offset, sig) rows to a
+ * temporary file, which the sort on position reads once the sort on
+ * signature is over
  */
 typedef struct NewSignatures
 {
@@ -787,8 +794,7 @@ typedef struct NewSignatures
 	SPIPlanPtr	insert_seen;
 	Datum	   *sigs;
 	int			nsigs;
-	Tuplesortstate *by_position;
-	TupleTableSlot *slot;		/* virtual (pos, url, sig) */
+	SieveSpill *spill;
 } NewSignatures;
 
 static void
@@ -804,25 +810,21 @@ new_signatures_insert(NewSignatures *news)
 	news->nsigs = 0;
 }
 
-/* The row of a (sig, pos, url) slot is new */
+/* The row of a (sig, pos, offset) slot is new */
 static void
 new_signature(NewSignatures *news, TupleTableSlot *sig_slot)
 {
-	TupleTableSlot *slot = news->slot;
 	bool		isnull;
+	Datum		sig = slot_getattr(sig_slot, 1, &isnull);
 
-	ExecClearTuple(slot);
-	slot->tts_values[0] = slot_getattr(sig_slot, 2, &isnull);
-	slot->tts_values[1] = slot_getattr(sig_slot, 3, &isnull);
-	slot->tts_values[2] = slot_getattr(sig_slot, 1, &isnull);
-	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(news->by_position, slot);
+	sieve_spill_row(news->spill, DatumGetInt64(slot_getattr(sig_slot, 2, &isnull)),
+					DatumGetInt64(slot_getattr(sig_slot, 3, &isnull)),
+					DatumGetInt64(sig));
 
 	/* a compressed seen has the new signatures already */
 	if (news->insert_seen == NULL)
 		return;
-	news->sigs[news->nsigs++] = slot->tts_values[2];
+	news->sigs[news->nsigs++] = sig;
 	if (news->nsigs == SIEVE_BATCH)
 		new_signatures_insert(news);
 }
@@ -855,7 +857,7 @@ typedef struct SeenLookup
 	Snapshot	snapshot;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
-	/* query: the (sig, pos, url) rows waiting for the answer */
+	/* query: the (sig, pos, offset) rows waiting for the answer */
 	SPIPlanPtr	query;
 	Tuplestorestate *pending;
 	Datum	   *pending_sigs;
@@ -981,7 +983,7 @@ seen_contains_probe(SeenLookup *lookup, int64 sig)
 
 /*
  * Asks seen which of the pending signatures it has, and passes the rows of
- * the others on as new.  slot is a (sig, pos, url) slot to read them into.
+ * the others on as new.  slot is a (sig, pos, offset) slot to read them into.
  */
 static void
 seen_query_resolve(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot)
@@ -1017,7 +1019,7 @@ seen_query_resolve(SeenLookup *lookup, NewSignatures *news, TupleTableSlot *slot
 }
 
 /*
- * Looks the signature of a (sig, pos, url) slot up, and passes its row on
+ * Looks the signature of a (sig, pos, offset) slot up, and passes its row on
  * if it is new: at once, or with the next batch of pending rows
  */
 static void
@@ -1079,14 +1081,18 @@ sieve_flush(PG_FUNCTION_ARGS)
 	SieveTables t;
 	TupleDesc	sig_desc;
 	TupleDesc	pos_desc;
+	TupleDesc	frontier_desc;
 	AttrNumber	sig_keys[2] = {1, 2};
 	AttrNumber	pos_keys[1] = {1};
 	Oid			less[2] = {Int8LessOperator, Int8LessOperator};
 	Oid			collations[2] = {InvalidOid, InvalidOid};
 	bool		nulls_first[2] = {false, false};
 	Tuplesortstate *by_signature;
+	Tuplesortstate *by_position;
 	TupleTableSlot *sig_slot;
 	TupleTableSlot *pos_slot;
+	TupleTableSlot *frontier_slot;
+	SieveSpill *spill;
 	SeenLookup	lookup;
 	NewSignatures news;
 	FrontierBatch batch;
@@ -1097,8 +1103,12 @@ sieve_flush(PG_FUNCTION_ARGS)
 	int64		previous = 0;
 	int64		appended = 0;
 
-	/* the two sorts are alive together: half of work_mem each */
-	int			sort_mem = Max(work_mem / 2, 64);
+	/*
+	 * The sorts follow each other, each with three quarters of work_mem:
+	 * beside the first, a batch of lookups waiting for Citus; beside the
+	 * second, a batch for the frontier; a quarter of work_mem each.
+	 */
+	int			sort_mem = Max(work_mem / 4 * 3, 64);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1108,13 +1118,19 @@ sieve_flush(PG_FUNCTION_ARGS)
 	sig_desc = CreateTemplateTupleDesc(3);
 	TupleDescInitEntry(sig_desc, 1, "sig", INT8OID, -1, 0);
 	TupleDescInitEntry(sig_desc, 2, "pos", INT8OID, -1, 0);
-	TupleDescInitEntry(sig_desc, 3, "url", TEXTOID, -1, 0);
+	TupleDescInitEntry(sig_desc, 3, "offset", INT8OID, -1, 0);
 	pos_desc = CreateTemplateTupleDesc(3);
 	TupleDescInitEntry(pos_desc, 1, "pos", INT8OID, -1, 0);
-	TupleDescInitEntry(pos_desc, 2, "url", TEXTOID, -1, 0);
+	TupleDescInitEntry(pos_desc, 2, "offset", INT8OID, -1, 0);
 	TupleDescInitEntry(pos_desc, 3, "sig", INT8OID, -1, 0);
+	frontier_desc = CreateTemplateTupleDesc(3);
+	TupleDescInitEntry(frontier_desc, 1, "pos", INT8OID, -1, 0);
+	TupleDescInitEntry(frontier_desc, 2, "url", TEXTOID, -1, 0);
+	TupleDescInitEntry(frontier_desc, 3, "sig", INT8OID, -1, 0);
 	sig_slot = MakeSingleTupleTableSlot(sig_desc, &TTSOpsMinimalTuple);
 	pos_slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsMinimalTuple);
+	frontier_slot = MakeSingleTupleTableSlot(frontier_desc, &TTSOpsVirtual);
+	spill = sieve_spill_begin();
 
 	/* 1. discovered, sorted by (signature, position) */
 	by_signature = tuplesort_begin_heap(sig_desc, 2, sig_keys, less, collations,
@@ -1122,7 +1138,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 	{
 		TupleTableSlot *virtual_slot = MakeSingleTupleTableSlot(sig_desc, &TTSOpsVirtual);
 
-		nread = read_discovered(&t, by_signature, virtual_slot);
+		nread = read_discovered(&t, by_signature, virtual_slot, spill);
 		ExecDropSingleTupleTableSlot(virtual_slot);
 	}
 	tuplesort_performsort(by_signature);
@@ -1130,9 +1146,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 	/* 2. first position of each signature not in seen */
 	memset(&news, 0, sizeof(news));
 	news.t = &t;
-	news.by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
-											nulls_first, sort_mem, NULL, TUPLESORT_NONE);
-	news.slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsVirtual);
+	news.spill = spill;
 	news.sigs = palloc(sizeof(Datum) * SIEVE_BATCH);
 
 	/*
@@ -1165,16 +1179,40 @@ sieve_flush(PG_FUNCTION_ARGS)
 	tuplesort_end(by_signature);
 
 	/* 3. the new URLs, appended to the frontier in discovery order */
-	tuplesort_performsort(news.by_position);
-	frontier_batch_begin(&batch, &t, pos_desc);
+	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
+									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
+	{
+		TupleTableSlot *virtual_slot = MakeSingleTupleTableSlot(pos_desc, &TTSOpsVirtual);
+		int64		pos;
+		int64		offset;
+		int64		sig;
+
+		while (sieve_spill_next_row(spill, &pos, &offset, &sig))
+		{
+			ExecClearTuple(virtual_slot);
+			virtual_slot->tts_values[0] = Int64GetDatum(pos);
+			virtual_slot->tts_values[1] = Int64GetDatum(offset);
+			virtual_slot->tts_values[2] = Int64GetDatum(sig);
+			memset(virtual_slot->tts_isnull, false, 3 * sizeof(bool));
+			ExecStoreVirtualTuple(virtual_slot);
+			tuplesort_puttupleslot(by_position, virtual_slot);
+		}
+		ExecDropSingleTupleTableSlot(virtual_slot);
+	}
+	tuplesort_performsort(by_position);
+	frontier_batch_begin(&batch, &t, frontier_desc);
 	for (;;)
 	{
-		bool		more = tuplesort_gettupleslot(news.by_position, true, false, pos_slot, NULL);
+		bool		more = tuplesort_gettupleslot(by_position, true, false, pos_slot, NULL);
 		bool		isnull;
 		Size		url_size = 0;
+		Datum		url = (Datum) 0;
 
 		if (more)
-			url_size = frontier_batch_url_size(&batch, slot_getattr(pos_slot, 2, &isnull));
+		{
+			url = PointerGetDatum(sieve_spill_read(spill, DatumGetInt64(slot_getattr(pos_slot, 2, &isnull))));
+			url_size = frontier_batch_url_size(&batch, url);
+		}
 
 		/* append the batch when it is full, or this URL would overflow it */
 		if (batch.n > 0 &&
@@ -1185,10 +1223,17 @@ sieve_flush(PG_FUNCTION_ARGS)
 		}
 		if (!more)
 			break;
-		frontier_batch_add(&batch, pos_slot, url_size);
+		ExecClearTuple(frontier_slot);
+		frontier_slot->tts_values[0] = slot_getattr(pos_slot, 1, &isnull);
+		frontier_slot->tts_values[1] = url;
+		frontier_slot->tts_values[2] = slot_getattr(pos_slot, 3, &isnull);
+		memset(frontier_slot->tts_isnull, false, 3 * sizeof(bool));
+		ExecStoreVirtualTuple(frontier_slot);
+		frontier_batch_add(&batch, frontier_slot, url_size);
 	}
 	frontier_batch_end(&batch);
-	tuplesort_end(news.by_position);
+	tuplesort_end(by_position);
+	sieve_spill_end(spill);
 
 	/* 4. a compressed seen: the new Z replaces the old */
 	if (t.compressed)

@@ -59,4 +59,18 @@ extern bool sieve_store_next(SieveStoreMerge *merge, int64 *signature);
 extern uint64 sieve_store_merge_finish(SieveStoreMerge *merge);
 extern void sieve_store_merge_swap(SieveStoreMerge *merge);
 
+/*
+ * A flush's temporary files (sieve_spill.c).  The URLs: write returns the
+ * offset that read takes; what read returns is valid until its next call.
+ * The rows found new: appended, then read back in the same order.
+ */
+typedef struct SieveSpill SieveSpill;
+extern SieveSpill *sieve_spill_begin(void);
+extern int64 sieve_spill_write(SieveSpill *spill, struct varlena *url);
+extern struct varlena *sieve_spill_read(SieveSpill *spill, int64 offset);
+extern void sieve_spill_row(SieveSpill *spill, int64 pos, int64 offset, int64 sig);
+extern bool sieve_spill_next_row(SieveSpill *spill, int64 *pos, int64 *offset,
+								 int64 *sig);
+extern void sieve_spill_end(SieveSpill *spill);
+
 #endif							/* SBF_SIEVE_H */

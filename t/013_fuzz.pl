@@ -2,24 +2,29 @@
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
 # Fuzzing, with libFuzzer under AddressSanitizer and UBSan, for a bounded
-# time and without a server, two targets: the text input, the binary input
-# and the value validation of bloom, stablebloom and slidingbloom
-# (test/fuzz/fuzz_values.c), and the canonical form of URLs that
-# url_canonical and url_host return (test/fuzz/fuzz_url.c: never an ERROR,
-# printable ASCII, canonical twice equals once):
+# time and without a server, three targets: the text input, the binary
+# input and the value validation of bloom, stablebloom and slidingbloom
+# (test/fuzz/fuzz_values.c); the canonical form of URLs that url_canonical
+# and url_host return (test/fuzz/fuzz_url.c: never an ERROR, printable
+# ASCII, canonical twice equals once); and the Rice-coded chunks of a
+# compressed seen (test/fuzz/fuzz_chunk.c: any stored chunk refused or
+# decoded to ascending signatures that code back the same, any sorted
+# stream written and decoded back):
 #
 #   make prove_installcheck PROVE_TESTS=t/013_fuzz.pl         # as the test command runs it
 #   FUZZ_SECONDS=3600 make prove_installcheck PROVE_TESTS=t/013_fuzz.pl   # longer, on demand
 #
 # The test command's run is reproducible: seed 1 and FUZZ_RUNS inputs per
-# target (300,000 by default, about 20 s here), capped at 4 minutes.
-# FUZZ_SECONDS runs each for that long from a random seed instead.
+# target (300,000 by default, 20 to 50 s a target here), capped at 4
+# minutes.  FUZZ_SECONDS runs each for that long from a random seed
+# instead.
 #
 # It needs clang-14 and libclang-rt-14-dev (the test command installs them)
 # and fails without them.  Each target starts from its corpus
-# (test/fuzz/corpus, valid values of each shape; test/fuzz/corpus_url) and
-# first replays its regressions (test/fuzz/regressions,
-# test/fuzz/regressions_url: inputs that once failed).  A crash, a
+# (test/fuzz/corpus, valid values of each shape; test/fuzz/corpus_url;
+# test/fuzz/corpus_chunk) and first replays its regressions
+# (test/fuzz/regressions, test/fuzz/regressions_url,
+# test/fuzz/regressions_chunk: inputs that once failed).  A crash, a
 # sanitizer report, a refusal with the wrong SQLSTATE or a broken property
 # fails the test and leaves the input and the fuzzer's log in
 # tmp_check/log/013_fuzz_findings_<target>.
@@ -104,9 +109,9 @@ sub fuzz
 		@limits = ('-seed=1', "-runs=$fuzz_runs", '-max_total_time=240');
 		$cap = 360;
 	}
-	my ($corpus, $regressions) = $target eq 'fuzz_url'
-	  ? ("$fuzz/corpus_url", "$fuzz/regressions_url")
-	  : ("$fuzz/corpus", "$fuzz/regressions");
+	my %suffix = (fuzz_values => '', fuzz_url => '_url', fuzz_chunk => '_chunk');
+	my ($corpus, $regressions) =
+	  ("$fuzz/corpus$suffix{$target}", "$fuzz/regressions$suffix{$target}");
 
 	# The new inputs go to the first corpus directory, the temporary one
 	my $log = "$dir/fuzz.log";
@@ -158,5 +163,7 @@ fuzz('fuzz_values', 'bloom, stablebloom and slidingbloom input and validation',
 fuzz('fuzz_url', 'url_canonical (uriparser, libidn2)',
 	[ "$fuzz/url_stubs.c", "$src/url.c" ],
 	[ '-luriparser', '-lidn2' ], ['-DFUZZ_STRINGINFO']);
+fuzz('fuzz_chunk', 'sieve_chunk decoding and the chunk writer',
+	["$src/sieve_codes.c"], [], []);
 
 done_testing();
