@@ -154,12 +154,15 @@ for budget in $BUDGETS; do
 done
 
 # The offline sieve: the stream arrives in $FLUSHES batches, each flushed;
-# a row is a repeat when it did not reach the frontier
-say "marking: sieve_flush ($FLUSHES flushes)"
-sql "CREATE TABLE seen (sig bigint PRIMARY KEY);
-	 CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
-	 CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL)"
-sql "DO \$\$
+# a row is a repeat when it did not reach the frontier.  Twice: into a
+# plain seen (a bigint primary key) and into a compressed one
+# (sieve_seen_create); the memory column is seen's size on disk, and its
+# bytes per distinct URL.
+# sieve_marks METHOD SEEN: $FLUSHES flushes into SEEN, which is empty
+sieve_marks() {
+	say "marking: $1 ($FLUSHES flushes)"
+	sql "TRUNCATE discovered, frontier;
+	DO \$\$
 	DECLARE
 		started timestamptz := clock_timestamp();
 		lo bigint;
@@ -169,15 +172,23 @@ sql "DO \$\$
 			INSERT INTO discovered
 				SELECT pos, url FROM (SELECT pos, url, row_number() OVER (ORDER BY pos) AS r FROM crawl) s
 				WHERE r > b * step AND r <= (b + 1) * step;
-			PERFORM sieve_flush('seen', 'discovered', 'frontier');
+			PERFORM sieve_flush('$2', 'discovered', 'frontier');
 		END LOOP;
-		INSERT INTO marks SELECT 'sieve_flush', c.pos, f.pos IS NULL
+		INSERT INTO marks SELECT '$1', c.pos, f.pos IS NULL
 			FROM crawl c LEFT JOIN frontier f USING (pos);
 		INSERT INTO runs (method, memory, parameters, seconds)
-		VALUES ('sieve_flush', pg_size_pretty(pg_total_relation_size('seen')) || ' (seen)',
+		VALUES ('$1', pg_size_pretty(pg_total_relation_size('$2')) || ' (seen, '
+					|| round(pg_total_relation_size('$2') / $distinct::numeric) || ' B/URL)',
 				'$FLUSHES flushes, work_mem ' || current_setting('work_mem'),
 				round(extract(epoch FROM clock_timestamp() - started)::numeric, 2));
 	END \$\$"
+}
+sql "CREATE TABLE seen (sig bigint PRIMARY KEY);
+	 CREATE TABLE discovered (pos bigint NOT NULL, url text NOT NULL);
+	 CREATE TABLE frontier (pos bigint NOT NULL, url text NOT NULL);
+	 SELECT sieve_seen_create('compressed_seen')" >/dev/null
+sieve_marks sieve_flush seen
+sieve_marks "sieve, compressed" compressed_seen
 
 # A live crawl through a shared filter: $LIVE_SESSIONS sessions replay the
 # stream at the same time, in batches of $LIVE_BATCH rows in pos order dealt

@@ -23,6 +23,29 @@ SELECT i ->> 'hashes' AS hashes, i ->> 'slices' AS slices, i ->> 'slice_bits' AS
 	   i ->> 'size_bytes' AS size_bytes, i ->> 'refresh' AS refresh
 FROM (SELECT slidingbloom_info(slidingbloom_sized(10000, 0.01)) AS i) s;
 
+-- slidingbloom_sized takes the fewest bytes that meet the rate and cover
+-- the window.  Against an exhaustive search: every layout of fewer words
+-- (k hashes, l more slices, at most 64 slices, whole words a slice, g =
+-- ceil(w / l): a larger g only fills the slices more), none of which may
+-- meet the rate
+WITH sized AS (
+	SELECT w, fpr, (i ->> 'slices')::int * ((i ->> 'slice_bits')::bigint / 64) AS words,
+		   (i ->> 'fpr_bound')::float8 <= fpr AS meets_rate,
+		   (i ->> 'guaranteed_window')::bigint >= w AS covers_window
+	FROM (VALUES (1), (3), (10), (50), (150), (200), (300), (400)) ws(w),
+		 (VALUES (0.1::float8), (0.01), (0.001)) fs(fpr),
+		 LATERAL slidingbloom_info(slidingbloom_sized(w, fpr)) i
+), smaller AS (
+	-- every layout of fewer words: k hashes, l more slices, g = ceil(w / l)
+	SELECT s.w, s.fpr,
+		   count(*) FILTER (WHERE (slidingbloom_info(slidingbloom_empty(m * 64, k, k + l, (s.w + l - 1) / l)) ->> 'fpr_bound')::float8 <= s.fpr) AS meeting
+	FROM sized s, generate_series(1, 63) k, generate_series(1, 64 - k) l,
+		 generate_series(1, (s.words - 1) / (k + l)) m
+	GROUP BY s.w, s.fpr
+)
+SELECT w, fpr, words, meets_rate, covers_window, coalesce(meeting, 0) AS smaller_layouts_meeting_the_rate
+FROM sized LEFT JOIN smaller USING (w, fpr) ORDER BY fpr DESC, w;
+
 -- How likely a value last stored d links ago is still reported: certainly
 -- within the window, then down to the false-positive rate
 SELECT d, round(slidingbloom_stale_rate(slidingbloom_sized(10000, 0.01), d)::numeric, 4) AS reported

@@ -498,12 +498,12 @@ stablebloom_fpr_params(PG_FUNCTION_ARGS)
  *	  of ones".  This is an upper bound on the rate; earlier in the
  *	  generation, and before the steady state, the slices are emptier.
  *
- * Sizing for (window w, fpr p): for each k near log2(1/p) and each l with
- * k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES, the largest load r = g / m whose
- * rate is at most p (with e^(-n/m) for the fill; bisection, the rate grows
- * with r), then g = ceil(w / l) and m = ceil(g / r) rounded up to whole
- * 64-bit words; the (k, l) of fewest words wins, and m grows until the
- * exact rate above is at most p.  The paper reports about
+ * Sizing for (window w, fpr p): for each k from 1 to a few above log2(1/p)
+ * and each l with k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES, the largest load
+ * r = g / m whose rate is at most p (with e^(-n/m) for the fill;
+ * bisection, the rate grows with r), then g = ceil(w / l) and m the fewest whole 64-bit words whose
+ * exact rate above is at most p, searched from ceil(g / r) (the rate falls
+ * as m grows); the (k, l) of fewest words wins.  The paper reports about
  * 1.3 n log10(1/p) bytes at its optimum (k, l); with at most 64 slices,
  * this search gives about 2.5 bytes per element at p = 0.01 (1.25 n
  * log10(1/p)), docs/slidingbloom.md has the table.
@@ -722,7 +722,7 @@ slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
 		return;
 	}
 
-	k_low = (int) fmax(1.0, floor(bits_per_element) - 2.0);
+	k_low = 1;				/* a few slices of one word: few hashes win */
 	k_high = (int) fmin(SLIDINGBLOOM_SIZED_MAX_SLICES - 1, ceil(bits_per_element) + 8.0);
 	k_low = Min(k_low, k_high);
 	if (fpr != loads_fpr)
@@ -744,19 +744,37 @@ slidingbloom_size_for(int64 window, double fpr, int *hashes, int *slices,
 		for (l = 1; k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES; l++)
 		{
 			double		load = loads[k][l];
-			double		g;
+			uint64		g;
+			uint64		slice_words;
 			double		words;
 
 			if (load <= 0.0)
 				continue;
-			g = ceil((double) window / l);
-			words = (double) (k + l) * ceil(ceil(g / load) / 64.0);
+			g = (uint64) ceil((double) window / l);
+
+			/*
+			 * The continuous load is a first guess of the words a slice
+			 * needs; the exact rate, which falls as slices grow, settles
+			 * it: the fewest words that meet the rate.  Without this
+			 * step, small windows (a few slices of one or two words) were
+			 * sized by the guess, up to twice the bytes they need.
+			 */
+			slice_words = (uint64) Max(1.0, ceil(ceil((double) g / load) / 64.0));
+			if (slice_words > SLIDINGBLOOM_MAX_WORDS / (uint64) (k + l))
+				continue;
+			while (slice_words > 1 &&
+				   slidingbloom_fpr_for(k, k + l, (slice_words - 1) * 64, g) <= fpr)
+				slice_words--;
+			while (slidingbloom_fpr_for(k, k + l, slice_words * 64, g) > fpr &&
+				   slice_words <= SLIDINGBLOOM_MAX_WORDS / (uint64) (k + l))
+				slice_words++;
+			words = (double) (k + l) * (double) slice_words;
 			if (best_words < 0 || words < best_words)
 			{
 				best_words = words;
 				*hashes = k;
 				*slices = k + l;
-				*generation = (uint64) g;
+				*generation = g;
 			}
 		}
 	}

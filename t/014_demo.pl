@@ -80,9 +80,9 @@ while (my $line = <$results>)
 	is($tp + $fp, $marked,
 		"$method: TP + FP = " . ($tp + $fp) . " = the $marked rows it flagged");
 	is($fn, 0, "$method: no repeat missed (FN = $fn)")
-	  if $method =~ /^(exact|sieve_flush|bloom)/;
+	  if $method =~ /^(exact|sieve|bloom)/;
 	is($fp, 0, "$method: exact (FP = $fp)")
-	  if $method =~ /^(exact|sieve_flush)$/;
+	  if $method =~ /^(exact|sieve_flush|sieve, compressed)$/;
 	if ($method =~ /^slidingbloom / && $parameters =~ /^window=([0-9]+) /)
 	{
 		# with refresh, no URL met within the window before is missed
@@ -100,9 +100,24 @@ while (my $line = <$results>)
 	}
 }
 close($results);
-is($methods, 12,
-	"the table has a row for exact, 3 x bloom, 3 x stablebloom, 3 x slidingbloom, the sieve and the shared bloom filter ($methods)"
+is($methods, 13,
+	"the table has a row for exact, 3 x bloom, 3 x stablebloom, 3 x slidingbloom, the sieve with a plain and with a compressed seen, and the shared bloom filter ($methods)"
 );
+
+# The compressed seen holds the same signatures as the plain one, in far
+# fewer bytes per URL
+my ($plain_b, $compressed_b) =
+  map { /\(seen, ([0-9]+) B\/URL\)$/ ? $1 : -1 }
+  map { $result{$_}{memory} // '' } ('sieve_flush', 'sieve, compressed');
+ok( $compressed_b > 0 && $compressed_b < $plain_b,
+	"sieve, compressed: fewer bytes a URL on disk than a plain seen ($compressed_b against $plain_b)"
+);
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT (SELECT array_agg(sig ORDER BY sig) FROM sbf_demo.seen)
+		 = (SELECT array_agg(s) FROM sieve_signatures('sbf_demo.compressed_seen') s)}),
+	't',
+	'sieve, compressed: the same signatures as the plain seen');
 
 # The live crawl: two sessions at the same time, batches of 1000 rows dealt
 # in turn, through one shared Bloom filter sized for the distinct URLs
