@@ -498,15 +498,16 @@ stablebloom_fpr_params(PG_FUNCTION_ARGS)
  *	  of ones".  This is an upper bound on the rate; earlier in the
  *	  generation, and before the steady state, the slices are emptier.
  *
- * Sizing for (window w, fpr p): for each k from 1 to a few above log2(1/p)
- * and each l with k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES, the largest load
- * r = g / m whose rate is at most p (with e^(-n/m) for the fill;
- * bisection, the rate grows with r), then g = ceil(w / l) and m the fewest whole 64-bit words whose
- * exact rate above is at most p, searched from ceil(g / r) (the rate falls
- * as m grows); the (k, l) of fewest words wins.  The paper reports about
- * 1.3 n log10(1/p) bytes at its optimum (k, l); with at most 64 slices,
- * this search gives about 2.5 bytes per element at p = 0.01 (1.25 n
- * log10(1/p)), docs/slidingbloom.md has the table.
+ * Sizing for (window w, fpr p): for each k from 1 to a few above
+ * log2(1/p) and each l with k + l <= SLIDINGBLOOM_SIZED_MAX_SLICES, the
+ * largest load r = g / m whose rate is at most p (with e^(-n/m) for the
+ * fill; bisection, the rate grows with r), then g = ceil(w / l) and m the
+ * fewest whole 64-bit words whose exact rate above is at most p, searched
+ * from ceil(g / r) (the rate falls as m grows); the (k, l) of fewest words
+ * wins.  The paper reports about 1.3 n log10(1/p) bytes at its optimum
+ * (k, l); with at most 64 slices, this search gives about 2.5 bytes per
+ * element at p = 0.01 (1.25 n log10(1/p)), docs/slidingbloom.md has the
+ * table.
  */
 void
 sbf_check_window(int64 window)
