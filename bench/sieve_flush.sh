@@ -32,7 +32,7 @@
 # signatures of 20M synthetic URLs in a plain seen and in a compressed one,
 # bytes a URL on disk (table and indexes); and 200,000 lookups of each
 # kind, half of them present, timed against the same URLs' signatures
-# alone.  Takes ~20 minutes on the whole stream; SIEVE_10M=0 skips the
+# alone.  Takes ~10 minutes on the whole stream; SIEVE_10M=0 skips the
 # 10M batch, SIEVE_SIZES=0 the sizes and lookups.
 . "$(dirname "$0")/lib.sh"
 
