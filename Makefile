@@ -19,6 +19,7 @@ OBJS = \
 	src/stablebloom_agg.o \
 	src/slidingbloom.o \
 	src/slidingbloom_agg.o \
+	src/slidingbloom_fit.o \
 	src/window.o \
 	src/sieve.o \
 	src/sieve_citus.o \

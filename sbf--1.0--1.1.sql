@@ -714,3 +714,13 @@ CREATE FUNCTION sieve_seen_import(seen regclass, source regclass)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION sieve_seen_import(regclass, regclass) IS
 	'merges the signatures of source.sig (a plain seen, say) into the compressed seen; returns how many were new';
+
+-- A sliding filter for a memory budget (1.1)
+
+CREATE FUNCTION slidingbloom_fit("window" bigint, max_bytes integer, seed bigint DEFAULT 0,
+								 refresh boolean DEFAULT true,
+								 distinct_values bigint DEFAULT NULL)
+	RETURNS slidingbloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_fit(bigint, integer, bigint, boolean, bigint) IS
+	'empty sliding bloom filter for the window, of at most max_bytes, expected to make the fewest false duplicates (false positives and stale positives past the window) when distinct_values distinct values arrive in a window (NULL: all distinct)';

@@ -21,12 +21,12 @@
 # again).
 #
 # Equal memory: the paper's structure takes m (1 + ceil(log2 w)) bits; sbf's
-# filter gets as many bytes of slices (its 72-byte header aside).  Which
-# sbf filter: SLIDING_FILTER, an SQL expression of :w (the window) and
-# :bytes, evaluated once a point.  By default, among every slidingbloom
-# layout of at most 64 slices and g = ceil(w / l) within those bytes, the
-# one of least expected_fpr (slidingbloom_info), which is what a user can
-# build today from the documented model.
+# filters get as many bytes of slices, their 72-byte header aside:
+# slidingbloom_fit(w, bytes + 72, 0, false, D), told the expected number D
+# of distinct values in a window (D = V (1 - (1 - 1/V)^w) for V values),
+# and the same without D (distinct_values => NULL: every value new, so
+# false positives alone count).  SLIDING_FILTER replaces the first by
+# another SQL expression of :w, :bytes (of slices) and :distinct.
 . "$(dirname "$0")/lib.sh"
 
 SEEDS=${SEEDS:-10}
@@ -47,38 +47,26 @@ gcc -O2 -Wall -o "$BIN" "$SBF_ROOT/bench/sliding_paper.c" || die "cannot build b
 psql <<'SQL'
 CREATE EXTENSION IF NOT EXISTS sbf;
 DROP TABLE IF EXISTS sliding_stream, sliding_results;
-DROP FUNCTION IF EXISTS sliding_least_expected_fpr(bigint, bigint);
 CREATE TABLE sliding_stream (i bigint PRIMARY KEY, v bigint NOT NULL, exact_dup boolean NOT NULL);
 CREATE TABLE sliding_results (experiment text, point int, seed int, structure text,
 							  bytes bigint, rate float8, misses bigint);
--- the default filter: the layout of least expected_fpr within the bytes
-CREATE FUNCTION sliding_least_expected_fpr(w bigint, bytes bigint)
-RETURNS slidingbloom LANGUAGE sql AS $$
-	SELECT f
-	FROM generate_series(1, 32) k, generate_series(1, 64 - k) l,
-		 LATERAL (SELECT (bytes / 8 / (k + l)) AS words) s,
-		 LATERAL (SELECT slidingbloom_empty(s.words * 64, k, k + l, (w + l - 1) / l) AS f) e
-	WHERE s.words >= 1
-	ORDER BY (slidingbloom_info(f) ->> 'expected_fpr')::float8, k, l
-	LIMIT 1
-$$;
 SQL
 
 # point EXPERIMENT X VALUES WINDOW BITS: SEEDS streams through both
 # structures, in one session
 point() {
 	local experiment=$1 x=$2 values=$3 window=$4 bits=$5
-	local counter_bits bytes filter seed
+	local counter_bits bytes distinct filter seed
 	counter_bits=$(awk -v w="$window" 'BEGIN { b = 0; while (2 ^ b < w) b++; print b }')
 	bytes=$((bits * (1 + counter_bits) / 8))
-	if [ -n "$SLIDING_FILTER" ]; then
-		filter=${SLIDING_FILTER//:w/$window}
-		filter=${filter//:bytes/$bytes}
-	else
-		filter="sliding_least_expected_fpr($window, $bytes)"
-	fi
+	distinct=$(awk -v v="$values" -v w="$window" 'BEGIN { printf "%d", v * (1 - (1 - 1 / v) ^ w) + 0.5 }')
+	filter=${SLIDING_FILTER:-"slidingbloom_fit(:w, :bytes + 72, 0, false, :distinct)"}
+	filter=${filter//:w/$window}
+	filter=${filter//:bytes/$bytes}
+	filter=${filter//:distinct/$distinct}
 	{
 		echo "SELECT $filter AS f \\gset"
+		echo "SELECT slidingbloom_fit($window, $bytes + 72, 0, false) AS u \\gset"
 		for seed in $(seq 1 "$SEEDS"); do
 			read -r false_dups forwarded misses < <("$BIN" paper "$values" "$ELEMENTS" "$seed" "$window" "$bits" 4)
 			cat <<SQL
@@ -86,18 +74,27 @@ INSERT INTO sliding_results VALUES ('$experiment', $x, $seed, 'paper', $bytes, $
 TRUNCATE sliding_stream;
 \\copy sliding_stream FROM PROGRAM '$BIN stream $values $ELEMENTS $seed $window'
 WITH marked AS (
-	SELECT i, v, exact_dup, is_duplicate(v, :'f'::slidingbloom) OVER (ORDER BY i) AS flagged
+	SELECT i, v, exact_dup, is_duplicate(v, :'f'::slidingbloom) OVER (ORDER BY i) AS flagged,
+		   is_duplicate(v, :'u'::slidingbloom) OVER (ORDER BY i) AS flagged_unknown
 	FROM sliding_stream
 )
 INSERT INTO sliding_results
-SELECT '$experiment', $x, $seed, 'sbf',
-	   (SELECT (slidingbloom_info(:'f'::slidingbloom) ->> 'slices')::bigint
-			   * ((slidingbloom_info(:'f'::slidingbloom) ->> 'slice_bits')::bigint / 8)),
-	   (SELECT count(*) FILTER (WHERE flagged AND NOT exact_dup)::float8
-			   / count(*) FILTER (WHERE NOT exact_dup) FROM marked),
-	   (SELECT count(*) FROM (SELECT i - lag(i) OVER (PARTITION BY v ORDER BY i) AS gap
-							 FROM marked WHERE NOT flagged) g
-		WHERE gap <= $window - 1);
+SELECT '$experiment', $x, $seed, structure,
+	   (slidingbloom_info(filter) ->> 'slices')::bigint
+	   * ((slidingbloom_info(filter) ->> 'slice_bits')::bigint / 8),
+	   rate, misses
+FROM (VALUES ('sbf', :'f'::slidingbloom,
+			  (SELECT count(*) FILTER (WHERE flagged AND NOT exact_dup)::float8
+					  / count(*) FILTER (WHERE NOT exact_dup) FROM marked),
+			  (SELECT count(*) FROM (SELECT i - lag(i) OVER (PARTITION BY v ORDER BY i) AS gap
+									FROM marked WHERE NOT flagged) g
+			   WHERE gap <= $window - 1)),
+			 ('sbf, distinct unknown', :'u'::slidingbloom,
+			  (SELECT count(*) FILTER (WHERE flagged_unknown AND NOT exact_dup)::float8
+					  / count(*) FILTER (WHERE NOT exact_dup) FROM marked),
+			  (SELECT count(*) FROM (SELECT i - lag(i) OVER (PARTITION BY v ORDER BY i) AS gap
+									FROM marked WHERE NOT flagged_unknown) g
+			   WHERE gap <= $window - 1))) r (structure, filter, rate, misses);
 SQL
 		done
 	} | psql
@@ -112,15 +109,19 @@ for v in 25 50 100 200 300 500 1000; do point "values" "$v" "$v" 500 768; done
 
 printf '\nfalse duplicate rate, mean ± sd over %s streams of %s arrivals; equal memory\n' "$SEEDS" "$ELEMENTS"
 psql -F ' ' <<'SQL' | awk '
-	BEGIN { printf "%-10s %6s %7s %16s %16s %8s %12s\n", "experiment", "point", "bytes", "paper", "sbf", "sbf/paper", "sbf misses" }
-	{ printf "%-10s %6s %7s %7.2f%% ± %5.2f %7.2f%% ± %5.2f %8s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }'
+	BEGIN { printf "%-10s %6s %6s %16s %16s %9s %16s %7s\n", "experiment", "point", "bytes", "paper", "sbf", "sbf/paper", "D unknown", "misses" }
+	{ printf "%-10s %6s %6s %7.2f%% ± %5.2f %7.2f%% ± %5.2f %9s %7.2f%% ± %5.2f %7s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
 SELECT p.experiment, p.point, p.bytes,
 	   round(100 * avg(p.rate)::numeric, 2), round(100 * stddev(p.rate)::numeric, 2),
 	   round(100 * avg(s.rate)::numeric, 2), round(100 * stddev(s.rate)::numeric, 2),
-	   CASE WHEN avg(p.rate) > 0 THEN round((avg(s.rate) / avg(p.rate))::numeric, 2)::text ELSE '-' END,
-	   sum(s.misses)
-FROM sliding_results p JOIN sliding_results s USING (experiment, point, seed)
-WHERE p.structure = 'paper' AND s.structure = 'sbf'
+	   CASE WHEN avg(p.rate) > 0 THEN round((avg(s.rate) / avg(p.rate))::numeric, 2)::text
+			WHEN avg(s.rate) = 0 THEN '1.00' ELSE 'inf' END,
+	   round(100 * avg(u.rate)::numeric, 2), round(100 * stddev(u.rate)::numeric, 2),
+	   sum(s.misses) + sum(u.misses)
+FROM sliding_results p
+	 JOIN sliding_results s USING (experiment, point, seed)
+	 JOIN sliding_results u USING (experiment, point, seed)
+WHERE p.structure = 'paper' AND s.structure = 'sbf' AND u.structure = 'sbf, distinct unknown'
 GROUP BY p.experiment, p.point, p.bytes
 ORDER BY array_position(ARRAY['m', 'w', 'values'], p.experiment), p.point;
 SQL

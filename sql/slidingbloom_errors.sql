@@ -26,6 +26,22 @@ SELECT pg_temp.error_of($$ SELECT slidingbloom_bytes(0, 0.01) $$);
 SELECT pg_temp.error_of($$ SELECT slidingbloom_bytes(1000, 2) $$);
 SELECT pg_temp.error_of($$ SELECT slidingbloom_stale_rate(slidingbloom_sized(1000, 0.01), 0) $$);
 
+-- Parameters of slidingbloom_fit: a window, a budget that holds a header
+-- and two slices of one word, distinct values within the window; a NULL
+-- but distinct_values gives NULL
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(0, 1000) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(500, 87) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(500, -1) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(500, 1000, 0, true, 0) $$);
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(500, 1000, 0, true, 501) $$);
+SELECT slidingbloom_fit(NULL, 1000) IS NULL AS null_window,
+	   slidingbloom_fit(500, NULL) IS NULL AS null_budget,
+	   slidingbloom_fit(500, 1000, NULL) IS NULL AS null_seed,
+	   slidingbloom_fit(500, 1000, 0, NULL) IS NULL AS null_refresh,
+	   slidingbloom_fit(500, 88, 0, true, NULL) IS NOT NULL AS null_distinct_is_unknown;
+-- the largest budget takes the largest value there is, and stays fast
+SELECT (slidingbloom_info(slidingbloom_fit(9000000000000, 2147483647)) ->> 'slices')::int > 1 AS largest;
+
 -- Parameters of slidingbloom_empty: slice_bits, hashes, slices, generation
 SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(0, 2, 5, 3) $$);
 SELECT pg_temp.error_of($$ SELECT slidingbloom_empty(1024, 0, 5, 3) $$);
