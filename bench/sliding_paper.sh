@@ -9,9 +9,12 @@
 #
 # The paper's defaults: streams of 10,000 arrivals drawn uniformly from 100
 # distinct values, window w = 500, m = 768, k = 4, and its rule that a
-# duplicate is neither forwarded nor stored (refresh => false).  Three
+# duplicate is neither forwarded nor stored (refresh => false).  Its four
 # experiments: the rate against m; against w (m = 512); against the number
-# of distinct values (m = 768).  Each point is SEEDS streams (10), the same
+# of distinct values (m = 768); and two levels, 5 streams each forwarding
+# what its own filter finds new, the messages saved against w (sbf's
+# filters beside exact forwarders; the central filter does not change the
+# messages).  Each point is SEEDS streams (10), the same
 # for both structures.  Prints, for each point, the false duplicate rate
 # (arrivals declared duplicates that the exact forwarder forwards, over the
 # arrivals it forwards) of each, mean and standard deviation over the
@@ -107,6 +110,43 @@ for w in 100 200 300 400 500 600 800 1000; do point "w" "$w" 100 "$w" 512; done
 say "the rate against the distinct values (w = 500, m = 768)"
 for v in 25 50 100 200 300 500 1000; do point "values" "$v" "$v" 500 768; done
 
+# The two-level scheme: STREAMS streams of ELEMENTS arrivals each over the
+# same 100 values, each with slidingbloom_fit(w, 1024, 0, false, D) of its
+# own; the share of arrivals they do not forward (the messages saved),
+# beside the exact forwarders', and the false duplicates that part of the
+# saving is
+STREAMS=5
+say "two levels: $STREAMS streams, the messages saved against w"
+psql <<'SQL'
+DROP TABLE IF EXISTS sliding_two_level, sliding_two_level_results;
+CREATE TABLE sliding_two_level (stream int, i bigint, v bigint, exact_dup boolean);
+CREATE TABLE sliding_two_level_results (w int, seed int, saved float8, exact_saved float8,
+										false_dups float8);
+SQL
+for w in 100 200 300 500 800 1000; do
+	distinct=$(awk -v v=100 -v w="$w" 'BEGIN { printf "%d", v * (1 - (1 - 1 / v) ^ w) + 0.5 }')
+	{
+		for seed in $(seq 1 "$SEEDS"); do
+			echo "TRUNCATE sliding_two_level;"
+			for stream in $(seq 1 "$STREAMS"); do
+				echo "\\copy sliding_two_level (i, v, exact_dup) FROM PROGRAM '$BIN stream 100 $ELEMENTS $((seed * 100 + stream)) $w'"
+				echo "UPDATE sliding_two_level SET stream = $stream WHERE stream IS NULL;"
+			done
+			cat <<SQL
+WITH marked AS (
+	SELECT exact_dup, is_duplicate(v, slidingbloom_fit($w, 1024, 0, false, $distinct))
+						  OVER (PARTITION BY stream ORDER BY i) AS dup
+	FROM sliding_two_level
+)
+INSERT INTO sliding_two_level_results
+SELECT $w, $seed, avg(dup::int), avg(exact_dup::int),
+	   count(*) FILTER (WHERE dup AND NOT exact_dup)::float8 / count(*) FILTER (WHERE NOT exact_dup)
+FROM marked;
+SQL
+		done
+	} | psql
+done
+
 printf '\nfalse duplicate rate, mean ± sd over %s streams of %s arrivals; equal memory\n' "$SEEDS" "$ELEMENTS"
 psql -F ' ' <<'SQL' | awk '
 	BEGIN { printf "%-10s %6s %6s %16s %16s %9s %16s %7s\n", "experiment", "point", "bytes", "paper", "sbf", "sbf/paper", "D unknown", "misses" }
@@ -124,5 +164,15 @@ FROM sliding_results p
 WHERE p.structure = 'paper' AND s.structure = 'sbf' AND u.structure = 'sbf, distinct unknown'
 GROUP BY p.experiment, p.point, p.bytes
 ORDER BY array_position(ARRAY['m', 'w', 'values'], p.experiment), p.point;
+SQL
+
+printf '\ntwo levels: %s streams of %s arrivals over 100 values, 1 kB a local filter;\n' "$STREAMS" "$ELEMENTS"
+printf 'messages saved (arrivals not forwarded), mean over %s runs\n' "$SEEDS"
+psql -F ' ' <<'SQL' | awk '
+	BEGIN { printf "%6s %12s %12s %18s\n", "w", "sbf saved", "exact saved", "false duplicates" }
+	{ printf "%6s %11.1f%% %11.1f%% %17.2f%%\n", $1, $2, $3, $4 }'
+SELECT w, round(100 * avg(saved)::numeric, 1), round(100 * avg(exact_saved)::numeric, 1),
+	   round(100 * avg(false_dups)::numeric, 2)
+FROM sliding_two_level_results GROUP BY w ORDER BY w;
 SQL
 rm -rf "$BENCH_TMP"
