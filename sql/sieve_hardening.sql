@@ -83,7 +83,9 @@ INSERT INTO discovered_spill
 	FROM generate_series(1, 200) g;
 SELECT count(*) AS seen_before FROM seen_long \gset
 SET temp_file_limit = '100kB';
-SELECT pg_temp.error_of($$ SELECT sieve_flush('seen_long', 'discovered_spill', 'frontier_long') $$);
+-- (PostgreSQL 18 quotes the setting's name in the message)
+SELECT left(e, 5) AS sqlstate, e ~ 'temporary file size exceeds "?temp_file_limit"? \(100kB\)' AS temp_file_limit
+FROM pg_temp.error_of($$ SELECT sieve_flush('seen_long', 'discovered_spill', 'frontier_long') $$) e;
 RESET temp_file_limit;
 SELECT (SELECT count(*) FROM discovered_spill) AS discovered,
 	   (SELECT count(*) FROM seen_long) - :seen_before AS new_in_seen,
