@@ -23,7 +23,9 @@
  * counter is decremented, and a bit whose counter reaches 0 is cleared;
  * if d was not a duplicate, its k counters are set to w - 1 and its k bits
  * to 1.  Its memory is m bits plus m counters of ceil(log2(w)) bits.  Its
- * k positions come from one 64-bit hash of the value by double hashing.
+ * k positions come from one 64-bit hash of the value and the seed by
+ * double hashing: with few values, how often one value's positions are
+ * all covered by others' depends on the hash, so each run draws its own.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -79,7 +81,7 @@ make_stream(int64_t values, int64_t n, uint64_t seed, int64_t window)
 }
 
 static void
-run_paper(const Stream *s, int64_t window, int64_t m, int k)
+run_paper(const Stream *s, uint64_t seed, int64_t window, int64_t m, int k)
 {
 	unsigned char *bits = calloc(m, 1);
 	int64_t    *counters = calloc(m, sizeof(int64_t));
@@ -95,7 +97,8 @@ run_paper(const Stream *s, int64_t window, int64_t m, int k)
 	}
 	for (int64_t i = 0; i < s->n; i++)
 	{
-		uint64_t	state = (uint64_t) s->value[i] ^ UINT64_C(0x5bf03635a1b2c3d4);
+		/* the hash depends on the seed too: each run its own hash layout */
+		uint64_t	state = (uint64_t) s->value[i] ^ (seed * UINT64_C(0x5bf03635a1b2c3d4));
 		uint64_t	h = splitmix(&state);
 		uint64_t	h1 = (uint32_t) h;
 		uint64_t	h2 = (h >> 32) | 1;
@@ -165,9 +168,11 @@ main(int argc, char **argv)
 	{
 		int64_t		window = positive(argv[5], "WINDOW");
 
+		uint64_t	seed = (uint64_t) positive(argv[4], "SEED");
+
 		s = make_stream(positive(argv[2], "VALUES"), positive(argv[3], "ELEMENTS"),
-						(uint64_t) positive(argv[4], "SEED"), window);
-		run_paper(&s, window, positive(argv[6], "BITS"), (int) positive(argv[7], "HASHES"));
+						seed, window);
+		run_paper(&s, seed, window, positive(argv[6], "BITS"), (int) positive(argv[7], "HASHES"));
 		return 0;
 	}
 	fprintf(stderr, "usage: sliding_paper stream VALUES ELEMENTS SEED WINDOW\n"

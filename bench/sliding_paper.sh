@@ -29,7 +29,8 @@
 # of distinct values in a window (D = V (1 - (1 - 1/V)^w) for V values),
 # and the same without D (distinct_values => NULL: every value new, so
 # false positives alone count).  SLIDING_FILTER replaces the first by
-# another SQL expression of :w, :bytes (of slices) and :distinct.
+# another SQL expression of :w, :bytes (of slices), :distinct and :seed
+# (each run's hash seed).
 . "$(dirname "$0")/lib.sh"
 
 SEEDS=${SEEDS:-10}
@@ -63,14 +64,15 @@ point() {
 	counter_bits=$(awk -v w="$window" 'BEGIN { b = 0; while (2 ^ b < w) b++; print b }')
 	bytes=$((bits * (1 + counter_bits) / 8))
 	distinct=$(awk -v v="$values" -v w="$window" 'BEGIN { printf "%d", v * (1 - (1 - 1 / v) ^ w) + 0.5 }')
-	filter=${SLIDING_FILTER:-"slidingbloom_fit(:w, :bytes + 72, 0, false, :distinct)"}
+	filter=${SLIDING_FILTER:-"slidingbloom_fit(:w, :bytes + 72, :seed, false, :distinct)"}
 	filter=${filter//:w/$window}
 	filter=${filter//:bytes/$bytes}
 	filter=${filter//:distinct/$distinct}
 	{
-		echo "SELECT $filter AS f \\gset"
-		echo "SELECT slidingbloom_fit($window, $bytes + 72, 0, false) AS u \\gset"
 		for seed in $(seq 1 "$SEEDS"); do
+			# each run its own hash seed, as the reference's
+			echo "SELECT ${filter//:seed/$seed} AS f \\gset"
+			echo "SELECT slidingbloom_fit($window, $bytes + 72, $seed, false) AS u \\gset"
 			read -r false_dups forwarded misses < <("$BIN" paper "$values" "$ELEMENTS" "$seed" "$window" "$bits" 4)
 			cat <<SQL
 INSERT INTO sliding_results VALUES ('$experiment', $x, $seed, 'paper', $bytes, $false_dups::float8 / $forwarded, $misses);
@@ -134,7 +136,7 @@ for w in 100 200 300 500 800 1000; do
 			done
 			cat <<SQL
 WITH marked AS (
-	SELECT exact_dup, is_duplicate(v, slidingbloom_fit($w, 1024, 0, false, $distinct))
+	SELECT exact_dup, is_duplicate(v, slidingbloom_fit($w, 1024, $seed, false, $distinct))
 						  OVER (PARTITION BY stream ORDER BY i) AS dup
 	FROM sliding_two_level
 )

@@ -196,12 +196,14 @@ FROM (SELECT v, is_duplicate(v, slidingbloom_sized(100, 0.01)) OVER (ORDER BY g)
 -- generations when values recur often; not told, it assumes every value is
 -- new and minimises false positives alone.
 --
-SELECT d AS distinct_values, i ->> 'hashes' AS hashes, i ->> 'slices' AS slices,
-	   i ->> 'generation' AS generation,
-	   (i ->> 'guaranteed_window')::int >= 500 AS covers_window,
-	   72 + (i ->> 'slices')::int * (i ->> 'slice_bits')::int / 8 AS bytes
+-- (the stamped layout: below)
+SELECT d AS distinct_values, i ->> 'layout' AS layout, i ->> 'hashes' AS hashes,
+	   i ->> 'slices' AS slices, i ->> 'generation' AS generation, i ->> 'cells' AS cells,
+	   (i ->> 'guaranteed_window')::int >= 499 AS covers_window,
+	   slidingbloom_info(slidingbloom_add(f, 'x')) ->> 'size_bytes' AS bytes
 FROM (VALUES (NULL::bigint), (25), (243), (500)) v(d),
-	 LATERAL slidingbloom_info(slidingbloom_fit(500, 1032, 0, true, d)) i;
+	 LATERAL slidingbloom_fit(500, 1032, 0, true, d) f,
+	 LATERAL slidingbloom_info(f) i;
 
 -- 10,000 arrivals among 300 values (about 243 distinct in a window of
 -- 500), every sighting restarting a value's window (refresh): no repeat
@@ -223,6 +225,53 @@ SELECT count(*) FILTER (WHERE exact_dup AND NOT told) AS told_missed,
 	   round(count(*) FILTER (WHERE not_told AND NOT exact_dup)::numeric
 			 / count(*) FILTER (WHERE NOT exact_dup), 3) AS not_told_false_duplicates
 FROM marked;
+
+--
+-- The stamped layout: when few values recur often, slidingbloom_fit may
+-- choose cells stamped with the arrival that set them, for exact expiry: a
+-- value is found for exactly the w - 1 arrivals after it was stored, and
+-- not one more (no stale positive).  A sweep of a few cells an arrival
+-- keeps the stamps from wrapping around.
+--
+SELECT i ->> 'layout' AS layout, i ->> 'cells' AS cells, i ->> 'cell_bits' AS cell_bits,
+	   i ->> 'hashes' AS hashes, i ->> 'sweep_step' AS sweep_step,
+	   i ->> 'guaranteed_window' AS guaranteed_window, i ->> 'stale_horizon' AS stale_horizon
+FROM slidingbloom_info(slidingbloom_fit(500, 1032, 0, false, 25)) i;
+
+-- 200,000 arrivals among 30 values, a window of 40 (the stamps wrap around
+-- thousands of times), with refresh: the flags are exactly the exact
+-- answer, "the same value among the 39 arrivals before"; the stamped
+-- layout has room to spare here, so no false positive either
+SELECT setseed(0.75);
+CREATE TABLE stamped_stream AS
+	SELECT g AS i, floor(random() * 30)::bigint AS v FROM generate_series(1, 200000) g;
+SELECT slidingbloom_info(slidingbloom_fit(40, 1024, 0, true, 20)) ->> 'layout' AS layout;
+SELECT count(*) FILTER (WHERE exact AND NOT flagged) AS missed,
+	   count(*) FILTER (WHERE flagged AND NOT exact) AS false_duplicates,
+	   count(*) FILTER (WHERE exact) AS duplicates
+FROM (SELECT coalesce(i - lag(i) OVER (PARTITION BY v ORDER BY i) <= 39, false) AS exact,
+			 is_duplicate(v, slidingbloom_fit(40, 1024, 0, true, 20)) OVER (ORDER BY i) AS flagged
+	  FROM stamped_stream) m;
+
+-- without refresh, a value is reported new again exactly w arrivals after
+-- it was last reported new: every 40th sighting of a value seen at every
+-- arrival
+SELECT count(*) FILTER (WHERE NOT flagged) AS reported_new,
+	   bool_and((i - 1) % 40 = 0) FILTER (WHERE NOT flagged) AS every_40th
+FROM (SELECT i, is_duplicate('same'::text, slidingbloom_fit(40, 1024, 0, false, 1)) OVER (ORDER BY i) AS flagged
+	  FROM generate_series(1, 400) i) m;
+
+-- batches continue exactly, through the text form
+SELECT (SELECT slidingbloom_agg(v, (SELECT slidingbloom_agg(v, slidingbloom_fit(40, 1024, 0, true, 20) ORDER BY i)
+									FROM stamped_stream WHERE i <= 100000)::text::slidingbloom ORDER BY i)
+		FROM stamped_stream WHERE i > 100000) =
+	   (SELECT slidingbloom_agg(v, slidingbloom_fit(40, 1024, 0, true, 20) ORDER BY i)
+		FROM stamped_stream) AS continued_is_one_pass;
+
+-- its statistics: a value stored d arrivals ago is found for d <= w - 1,
+-- then only by false positives
+SELECT d, round(slidingbloom_stale_rate(slidingbloom_fit(40, 1024, 0, true, 20), d)::numeric, 6) AS reported
+FROM (VALUES (1), (39), (40), (1000)) v(d);
 
 DROP SCHEMA sliding CASCADE;
 RESET search_path;

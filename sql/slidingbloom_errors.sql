@@ -75,7 +75,7 @@ SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placin
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '02' from 15 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '2c01' from 19 for 4)));
 -- unknown flag; the empty flag on a value with slices
-SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '04' from 23 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '08' from 23 for 2)));
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '01' from 23 for 2)));
 -- slice_bits 0; 65 (two words per slice: the length no longer matches)
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'good' placing '00' from 27 for 2)));
@@ -97,3 +97,30 @@ SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
 	overlay(slidingbloom_add(slidingbloom_empty(60, 1, 2, 1), 'x')::text placing '08' from 153 for 2)));
 
 SELECT slidingbloom_contains(slidingbloom_add(slidingbloom_sized(100, 0.01), 'still'), 'still') AS alive;
+
+-- A good stamped value to corrupt (its fields in the same places, read as
+-- format.h says: slices the bits of a cell, slice_bits the cells,
+-- generation the sweep step, newest the sweep): 48 cells of 4 bits, 16
+-- hashes, a window of 10, one arrival
+SELECT slidingbloom_add(slidingbloom_fit(10, 96, 0, true, 2), 'x')::text AS stamped \gset
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'stamped')) AS good_stamped_value;
+-- cells of 1 bit, of 33 bits
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '01' from 19 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '21' from 19 for 2)));
+-- a window the stamps of 4 bits cannot tell (15), and window 0
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '0f' from 59 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '00' from 59 for 2)));
+-- a sweep step that would let stamps wrap around (5 instead of 10)
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '05' from 43 for 2)));
+-- 0 cells; 49 cells (the sweep step still 10, but four words, not three)
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '00' from 27 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '31' from 27 for 2)));
+-- a generation fill; a sweep past the last cell
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '01' from 107 for 2)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '30' from 123 for 2)));
+-- too long
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'stamped' || '00'));
+-- 25 cells of 5 bits in two words: bits past the last cell set
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
+	overlay(slidingbloom_add(slidingbloom_fit(20, 88, 0, true, 2), 'x')::text placing 'f0' from 169 for 2)));
+SELECT slidingbloom_info(slidingbloom_fit(20, 88, 0, true, 2)) ->> 'cells' AS cells;

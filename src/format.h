@@ -235,6 +235,32 @@ typedef StableBloomData *StableBloom;
  *
  * With the varlena header in front, the words start 72 bytes into the
  * value, 8-byte aligned.
+ *
+ * The stamped layout (flag SLIDINGBLOOM_FLAG_STAMPED, 1.1): exact expiry,
+ * for windows in which few values recur often, where the stale tail of
+ * generations costs most.  m cells of b bits, each 0 (empty) or the
+ * arrival that last set it, t, as (t mod M) + 1, M = 2^b - 1.  A value is
+ * present when its k cells (cell slidingbloom_probe(hash, i, m) for i in
+ * 0..k-1) were all set by one of the w - 1 arrivals before: a cell's age
+ * at arrival "arrivals" is (arrivals - (cell - 1)) mod M, live when it is
+ * at most w - 1.  So a value stored d arrivals ago is present exactly for
+ * d <= w - 1, the definition's window, and no stale positive follows.  An
+ * arrival is: test; store (set its k cells to its stamp, with REFRESH or
+ * if it was not present); sweep "step" cells from "sweep", clearing those
+ * no later arrival can find live (age >= w - 1); count it.  The sweep
+ * visits every cell at least once every M - w arrivals, so a cell is
+ * cleared before its age can reach M and wrap around.  The fields:
+ *
+ *   hashes      k, 1..SBF_MAX_HASHES
+ *   slices      b, the bits of a cell, 2..32, with M = 2^b - 1 > w
+ *   slice_bits  m, the number of cells, >= 1
+ *   generation  step = ceil(m / (M - w)), the cells swept per arrival
+ *   window      w, 1..M - 1
+ *   generation_fill  0
+ *   newest      sweep, the next cell to sweep, 0..m - 1
+ *   words       ceil(m b / 64): cell i is bits [i b, i b + b) of the
+ *               little-endian bit string of the words; bits >= m b zero;
+ *               absent with SLIDINGBLOOM_FLAG_EMPTY
  */
 typedef struct SlidingBloomData
 {
@@ -260,6 +286,9 @@ typedef SlidingBloomData *SlidingBloom;
 #define SLIDINGBLOOM_FLAG_EMPTY		0x0001
 /* flags: every arrival is stored, not only those reported new */
 #define SLIDINGBLOOM_FLAG_REFRESH	0x0002
+/* flags: the stamped layout (exact expiry), not slices of generations */
+#define SLIDINGBLOOM_FLAG_STAMPED	0x0004
+#define SLIDINGBLOOM_STAMP_MAX_BITS	32
 
 #define SLIDINGBLOOM_HEADER_SIZE	offsetof(SlidingBloomData, words)
 /* ceil(m / 64), without the wrap-around of m + 63 near 2^64 */

@@ -663,6 +663,24 @@ slidingbloom_stale_rate_for(int hashes, int slices, uint64 slice_bits,
 			(double) high_phases * rate[1]) / (double) generation;
 }
 
+/*
+ * The false-positive rate of a stamped filter (format.h) of "cells" cells
+ * and k hashes with "live" values stored within the window: a cell is live
+ * when one of their k live probes hit it.  Its expiry is exact, so this is
+ * also its false duplicate rate: no stale positive.
+ */
+double
+slidingbloom_stamped_fpr(int hashes, uint64 cells, double live)
+{
+	double		fill;
+
+	if (live <= 0)
+		return 0.0;
+	fill = cells == 1 ? 1.0 :
+		-expm1((double) hashes * live * log1p(-1.0 / (double) cells));
+	return pow(fill, hashes);
+}
+
 /* The largest load g / m with the continuous rate at most fpr */
 static double
 slidingbloom_max_load(int hashes, int slices, double fpr)

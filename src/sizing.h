@@ -47,6 +47,7 @@ extern double slidingbloom_expected_fpr_for(int hashes, int slices,
 											uint64 slice_bits, uint64 generation);
 extern double slidingbloom_stale_rate_for(int hashes, int slices, uint64 slice_bits,
 										  uint64 generation, uint64 distance);
+extern double slidingbloom_stamped_fpr(int hashes, uint64 cells, double live);
 extern void slidingbloom_size_for(int64 window, double fpr, int *hashes,
 								  int *slices, uint64 *slice_bits,
 								  uint64 *generation);

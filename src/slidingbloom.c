@@ -96,6 +96,26 @@ slidingbloom_check_params(int64 slice_bits, int32 hashes, int32 slices,
 						   SLIDINGBLOOM_MAX_WORDS)));
 }
 
+/* An empty filter's header, of either layout (format.h) */
+static SlidingBloom
+slidingbloom_header(uint16 flags, int32 hashes, int32 slices, uint64 slice_bits,
+					uint64 generation, uint64 window, uint64 seed, bool refresh)
+{
+	SlidingBloom filter = (SlidingBloom) palloc0(SLIDINGBLOOM_HEADER_SIZE);
+
+	SET_VARSIZE(filter, SLIDINGBLOOM_HEADER_SIZE);
+	filter->magic = SBF_MAGIC_SLIDINGBLOOM;
+	filter->version = SBF_SLIDINGBLOOM_VERSION;
+	filter->hashes = (uint16) hashes;
+	filter->slices = (uint16) slices;
+	filter->flags = flags | SLIDINGBLOOM_FLAG_EMPTY | (refresh ? SLIDINGBLOOM_FLAG_REFRESH : 0);
+	filter->slice_bits = slice_bits;
+	filter->generation = generation;
+	filter->window = window;
+	filter->seed = seed;
+	return filter;
+}
+
 /*
  * A new filter in the empty form (header only), in CurrentMemoryContext,
  * after checking every parameter.  window 0 means l g.
@@ -104,25 +124,100 @@ SlidingBloom
 slidingbloom_new(int64 slice_bits, int32 hashes, int32 slices, int64 generation,
 				 int64 window, uint64 seed, bool refresh)
 {
-	SlidingBloom filter;
-
 	slidingbloom_check_params(slice_bits, hashes, slices, generation);
 	if (window == 0)
 		window = (int64) (slices - hashes) * generation;
 	Assert(window >= 1 && window <= (int64) (slices - hashes) * generation);
+	return slidingbloom_header(0, hashes, slices, (uint64) slice_bits,
+							   (uint64) generation, (uint64) window, seed, refresh);
+}
 
-	filter = (SlidingBloom) palloc0(SLIDINGBLOOM_HEADER_SIZE);
-	SET_VARSIZE(filter, SLIDINGBLOOM_HEADER_SIZE);
-	filter->magic = SBF_MAGIC_SLIDINGBLOOM;
-	filter->version = SBF_SLIDINGBLOOM_VERSION;
-	filter->hashes = (uint16) hashes;
-	filter->slices = (uint16) slices;
-	filter->flags = SLIDINGBLOOM_FLAG_EMPTY | (refresh ? SLIDINGBLOOM_FLAG_REFRESH : 0);
-	filter->slice_bits = (uint64) slice_bits;
-	filter->generation = (uint64) generation;
-	filter->window = (uint64) window;
-	filter->seed = seed;
-	return filter;
+/*
+ * The stamped layout: the cells swept per arrival, so that every cell is
+ * visited at least once every M - w arrivals
+ */
+uint64
+slidingbloom_stamped_step(uint64 cells, int cell_bits, uint64 window)
+{
+	uint64		room = SLIDINGBLOOM_STAMP_MODULUS(cell_bits) - window;
+
+	Assert(SLIDINGBLOOM_STAMP_MODULUS(cell_bits) > window);
+	return cells / room + (cells % room != 0);
+}
+
+/*
+ * A new stamped filter (format.h) in the empty form, after checking every
+ * parameter
+ */
+SlidingBloom
+slidingbloom_new_stamped(int64 cells, int32 cell_bits, int32 hashes, int64 window,
+						 uint64 seed, bool refresh)
+{
+	sbf_check_hashes(hashes);
+	if (cell_bits < 2 || cell_bits > SLIDINGBLOOM_STAMP_MAX_BITS ||
+		window < 1 || (uint64) window >= SLIDINGBLOOM_STAMP_MODULUS(cell_bits))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a stamped sliding filter needs cells of 2..%d bits whose stamps exceed the window",
+						SLIDINGBLOOM_STAMP_MAX_BITS),
+				 errdetail("The cells have %d bits and the window is " INT64_FORMAT ".",
+						   cell_bits, window)));
+	if (cells < 1 || (uint64) cells > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) cell_bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a stamped sliding filter of " INT64_FORMAT " cells of %d bits is too large or empty",
+						cells, cell_bits)));
+	return slidingbloom_header(SLIDINGBLOOM_FLAG_STAMPED, hashes, cell_bits, (uint64) cells,
+							   slidingbloom_stamped_step((uint64) cells, cell_bits,
+														 (uint64) window),
+							   (uint64) window, seed, refresh);
+}
+
+/* A value that fails validation: an ERROR of the caller's sqlstate */
+#define SLIDINGBLOOM_INVALID(...) \
+	ereport(ERROR, \
+			(errcode(sqlstate), \
+			 errmsg("invalid slidingbloom value"), \
+			 errdetail(__VA_ARGS__)))
+
+/* The stamped layout's header (format.h); the common part is checked */
+static void
+slidingbloom_validate_stamped(const SlidingBloomData *filter, int sqlstate)
+{
+	Size		size = VARSIZE(filter);
+	int			b = filter->slices;
+
+	if (b < 2 || b > SLIDINGBLOOM_STAMP_MAX_BITS)
+		SLIDINGBLOOM_INVALID("A stamped filter's cells have %d bits, outside 2..%d.",
+							 b, SLIDINGBLOOM_STAMP_MAX_BITS);
+	if (filter->window < 1 || filter->window >= SLIDINGBLOOM_STAMP_MODULUS(b))
+		SLIDINGBLOOM_INVALID("The window is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for stamps of %d bits.",
+							 filter->window, SLIDINGBLOOM_STAMP_MODULUS(b) - 1, b);
+	if (filter->slice_bits < 1 ||
+		filter->slice_bits > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) b)
+		SLIDINGBLOOM_INVALID("The number of cells is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for cells of %d bits.",
+							 filter->slice_bits, SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) b, b);
+	if (filter->generation != slidingbloom_stamped_step(filter->slice_bits, b, filter->window))
+		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", not the " UINT64_FORMAT " of its cells, stamps and window.",
+							 filter->generation,
+							 slidingbloom_stamped_step(filter->slice_bits, b, filter->window));
+	if (filter->generation_fill != 0)
+		SLIDINGBLOOM_INVALID("A stamped filter has no generations, but its generation fill is " UINT64_FORMAT ".",
+							 filter->generation_fill);
+	if (filter->newest >= filter->slice_bits)
+		SLIDINGBLOOM_INVALID("The sweep is at cell " UINT64_FORMAT ", not one of the " UINT64_FORMAT " cells.",
+							 filter->newest, filter->slice_bits);
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+	{
+		if (size != SLIDINGBLOOM_HEADER_SIZE)
+			SLIDINGBLOOM_INVALID("An empty filter takes %zu bytes, but the value has %zu.",
+								 SLIDINGBLOOM_HEADER_SIZE - VARHDRSZ, size - VARHDRSZ);
+	}
+	else if (size != SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, b))
+		SLIDINGBLOOM_INVALID("A stamped filter of " UINT64_FORMAT " cells of %d bits takes %zu bytes, but the value has %zu.",
+							 filter->slice_bits, b,
+							 (Size) SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, b) - VARHDRSZ,
+							 size - VARHDRSZ);
 }
 
 /*
@@ -134,16 +229,11 @@ static void
 slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 {
 	Size		size = VARSIZE(filter);
-	const uint16 known = SLIDINGBLOOM_FLAG_EMPTY | SLIDINGBLOOM_FLAG_REFRESH;
+	const uint16 known = SLIDINGBLOOM_FLAG_EMPTY | SLIDINGBLOOM_FLAG_REFRESH |
+		SLIDINGBLOOM_FLAG_STAMPED;
 
 	sbf_check_magic((const struct varlena *) filter, SBF_MAGIC_SLIDINGBLOOM,
 					SBF_SLIDINGBLOOM_VERSION, "slidingbloom", sqlstate);
-
-#define SLIDINGBLOOM_INVALID(...) \
-	ereport(ERROR, \
-			(errcode(sqlstate), \
-			 errmsg("invalid slidingbloom value"), \
-			 errdetail(__VA_ARGS__)))
 
 	if (size < SLIDINGBLOOM_HEADER_SIZE)
 		SLIDINGBLOOM_INVALID("The value is %zu bytes long, shorter than the %zu-byte header.",
@@ -151,13 +241,18 @@ slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 	if (filter->hashes < 1 || filter->hashes > SBF_MAX_HASHES)
 		SLIDINGBLOOM_INVALID("The number of hashes is %u, outside 1..%d.",
 							 (unsigned) filter->hashes, SBF_MAX_HASHES);
+	if ((filter->flags & ~known) != 0)
+		SLIDINGBLOOM_INVALID("Unknown flags 0x%x are set.",
+							 (unsigned) (filter->flags & ~known));
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+	{
+		slidingbloom_validate_stamped(filter, sqlstate);
+		return;
+	}
 	if (filter->slices <= filter->hashes || filter->slices > SLIDINGBLOOM_MAX_SLICES)
 		SLIDINGBLOOM_INVALID("The number of slices is %u, outside %u..%d.",
 							 (unsigned) filter->slices, (unsigned) filter->hashes + 1,
 							 SLIDINGBLOOM_MAX_SLICES);
-	if ((filter->flags & ~known) != 0)
-		SLIDINGBLOOM_INVALID("Unknown flags 0x%x are set.",
-							 (unsigned) (filter->flags & ~known));
 	/* divided, not multiplied: slices * words could wrap around */
 	if (filter->slice_bits < 1 ||
 		filter->slice_bits > SLIDINGBLOOM_MAX_WORDS * 64 ||
@@ -204,7 +299,17 @@ slidingbloom_validate(const SlidingBloomData *filter, int sqlstate)
 	uint32		q;
 
 	slidingbloom_validate_header(filter, sqlstate);
-	if (SLIDINGBLOOM_IS_EMPTY(filter) || filter->slice_bits % 64 == 0)
+	if (SLIDINGBLOOM_IS_EMPTY(filter))
+		return;
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+	{
+		uint64		bits = filter->slice_bits * (uint64) filter->slices;
+
+		if (bits % 64 != 0 && (filter->words[bits / 64] >> (bits % 64)) != 0)
+			SLIDINGBLOOM_INVALID("Bits past the last cell are set.");
+		return;
+	}
+	if (filter->slice_bits % 64 == 0)
 		return;
 	for (q = 0; q < filter->slices; q++)
 	{
@@ -236,7 +341,7 @@ slidingbloom_copy_datum(Datum datum)
 
 	if (SLIDINGBLOOM_IS_EMPTY(filter))
 	{
-		Size		size = SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits);
+		Size		size = slidingbloom_full_size(filter);
 		SlidingBloom copy = (SlidingBloom) sbf_palloc0(size);
 
 		memcpy(copy, filter, SLIDINGBLOOM_HEADER_SIZE);
@@ -438,8 +543,26 @@ slidingbloom_equal(Datum a_datum, Datum b_datum)
 		a->window != b->window || a->seed != b->seed ||
 		a->arrivals != b->arrivals || a->generation_fill != b->generation_fill ||
 		a->newest != b->newest ||
-		SLIDINGBLOOM_REFRESH(a) != SLIDINGBLOOM_REFRESH(b))
+		SLIDINGBLOOM_REFRESH(a) != SLIDINGBLOOM_REFRESH(b) ||
+		SLIDINGBLOOM_IS_STAMPED(a) != SLIDINGBLOOM_IS_STAMPED(b))
 		return false;
+	if (SLIDINGBLOOM_IS_STAMPED(a))
+	{
+		Size		words = SLIDINGBLOOM_STAMPED_WORDS(a->slice_bits, a->slices);
+
+		if (SLIDINGBLOOM_IS_EMPTY(a) && SLIDINGBLOOM_IS_EMPTY(b))
+			return true;
+		if (SLIDINGBLOOM_IS_EMPTY(a) || SLIDINGBLOOM_IS_EMPTY(b))
+		{
+			const uint64 *full = SLIDINGBLOOM_IS_EMPTY(a) ? b->words : a->words;
+
+			for (Size i = 0; i < words; i++)
+				if (full[i] != 0)
+					return false;
+			return true;
+		}
+		return memcmp(a->words, b->words, words * sizeof(uint64)) == 0;
+	}
 	if (SLIDINGBLOOM_IS_EMPTY(a) || SLIDINGBLOOM_IS_EMPTY(b))
 	{
 		for (age = 0; age < a->slices; age++)
@@ -485,10 +608,70 @@ slidingbloom_stale_rate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("distance must be at least 1"),
 				 errdetail("The distance given was " INT64_FORMAT ".", distance)));
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		PG_RETURN_FLOAT8((uint64) distance <= filter->window - 1 ? 1.0 :
+						 slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
+												  (double) (filter->window - 1)));
 	PG_RETURN_FLOAT8(slidingbloom_stale_rate_for(filter->hashes, filter->slices,
 												 filter->slice_bits,
 												 filter->generation,
 												 (uint64) distance));
+}
+
+/* The start of slidingbloom_info's object: the fields both layouts have */
+static void
+slidingbloom_info_begin(StringInfo buf, const SlidingBloomData *filter,
+						const char *layout)
+{
+	initStringInfo(buf);
+	appendStringInfo(buf, "{\"type\": \"slidingbloom\", \"format_version\": %u",
+					 (unsigned) filter->version);
+	appendStringInfo(buf, ", \"layout\": \"%s\"", layout);
+	appendStringInfo(buf, ", \"window\": " UINT64_FORMAT, filter->window);
+	appendStringInfo(buf, ", \"refresh\": %s",
+					 SLIDINGBLOOM_REFRESH(filter) ? "true" : "false");
+	appendStringInfo(buf, ", \"hashes\": %u", (unsigned) filter->hashes);
+	appendStringInfo(buf, ", \"seed\": " INT64_FORMAT, (int64) filter->seed);
+	appendStringInfo(buf, ", \"arrivals\": " UINT64_FORMAT, filter->arrivals);
+}
+
+/*
+ * The stamped layout's statistics: cells live at the next arrival, and the
+ * false-positive rate at full load (every one of the w - 1 arrivals before
+ * a different value)
+ */
+static Datum
+slidingbloom_stamped_info(SlidingBloom filter)
+{
+	uint64		live = 0;
+	double		fpr = slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
+											   (double) (filter->window - 1));
+	StringInfoData buf;
+
+	if (!SLIDINGBLOOM_IS_EMPTY(filter))
+		for (uint64 i = 0; i < filter->slice_bits; i++)
+		{
+			uint64		cell = slidingbloom_cell(filter, i);
+
+			if ((i & ((UINT64CONST(1) << 22) - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (cell != 0 && slidingbloom_cell_age(filter, cell) <= filter->window - 1)
+				live++;
+		}
+
+	slidingbloom_info_begin(&buf, filter, "stamped");
+	appendStringInfo(&buf, ", \"cells\": " UINT64_FORMAT, filter->slice_bits);
+	appendStringInfo(&buf, ", \"cell_bits\": %u", (unsigned) filter->slices);
+	appendStringInfo(&buf, ", \"sweep_step\": " UINT64_FORMAT, filter->generation);
+	appendStringInfo(&buf, ", \"sweep\": " UINT64_FORMAT, filter->newest);
+	appendStringInfo(&buf, ", \"guaranteed_window\": " UINT64_FORMAT, filter->window - 1);
+	appendStringInfo(&buf, ", \"stale_horizon\": " UINT64_FORMAT, filter->window - 1);
+	appendStringInfo(&buf, ", \"fpr_bound\": %s", float8out_internal(fpr));
+	appendStringInfo(&buf, ", \"expected_fpr\": %s", float8out_internal(fpr));
+	appendStringInfo(&buf, ", \"fill\": %s",
+					 float8out_internal((double) live / (double) filter->slice_bits));
+	appendStringInfo(&buf, ", \"size_bytes\": %u}", (unsigned) VARSIZE(filter));
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
 }
 
 Datum
@@ -500,6 +683,8 @@ slidingbloom_info(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 	StringInfoData fills;
 
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		PG_RETURN_DATUM(slidingbloom_stamped_info(filter));
 	initStringInfo(&fills);
 	for (age = 0; age < filter->slices; age++)
 	{
@@ -510,18 +695,10 @@ slidingbloom_info(PG_FUNCTION_ARGS)
 						 float8out_internal((double) slice_set / (double) filter->slice_bits));
 	}
 
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"type\": \"slidingbloom\", \"format_version\": %u",
-					 (unsigned) filter->version);
-	appendStringInfo(&buf, ", \"window\": " UINT64_FORMAT, filter->window);
-	appendStringInfo(&buf, ", \"refresh\": %s",
-					 SLIDINGBLOOM_REFRESH(filter) ? "true" : "false");
-	appendStringInfo(&buf, ", \"hashes\": %u", (unsigned) filter->hashes);
+	slidingbloom_info_begin(&buf, filter, "generations");
 	appendStringInfo(&buf, ", \"slices\": %u", (unsigned) filter->slices);
 	appendStringInfo(&buf, ", \"slice_bits\": " UINT64_FORMAT, filter->slice_bits);
 	appendStringInfo(&buf, ", \"generation\": " UINT64_FORMAT, filter->generation);
-	appendStringInfo(&buf, ", \"seed\": " INT64_FORMAT, (int64) filter->seed);
-	appendStringInfo(&buf, ", \"arrivals\": " UINT64_FORMAT, filter->arrivals);
 	appendStringInfo(&buf, ", \"generation_fill\": " UINT64_FORMAT, filter->generation_fill);
 	appendStringInfo(&buf, ", \"newest\": " UINT64_FORMAT, filter->newest);
 	appendStringInfo(&buf, ", \"guaranteed_window\": " UINT64_FORMAT,

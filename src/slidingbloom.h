@@ -25,10 +25,32 @@
 
 #define SLIDINGBLOOM_IS_EMPTY(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_EMPTY) != 0)
 #define SLIDINGBLOOM_REFRESH(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_REFRESH) != 0)
+#define SLIDINGBLOOM_IS_STAMPED(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_STAMPED) != 0)
+
+/* The stamped layout (format.h): m cells of b bits */
+#define SLIDINGBLOOM_STAMPED_WORDS(cells, cell_bits) \
+	(((uint64) (cells) * (uint64) (cell_bits) + 63) / 64)
+#define SLIDINGBLOOM_STAMPED_SIZE(cells, cell_bits) \
+	(SLIDINGBLOOM_HEADER_SIZE + SLIDINGBLOOM_STAMPED_WORDS(cells, cell_bits) * sizeof(uint64))
+/* M: stamps are arrivals mod M, plus 1 */
+#define SLIDINGBLOOM_STAMP_MODULUS(cell_bits)	((UINT64CONST(1) << (cell_bits)) - 1)
+
+/* The size of the value once materialized, of either layout */
+static inline Size
+slidingbloom_full_size(const SlidingBloomData *filter)
+{
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		return SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, filter->slices);
+	return SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits);
+}
 
 extern SlidingBloom slidingbloom_new(int64 slice_bits, int32 hashes, int32 slices,
 									 int64 generation, int64 window, uint64 seed,
 									 bool refresh);
+extern SlidingBloom slidingbloom_new_stamped(int64 cells, int32 cell_bits,
+											 int32 hashes, int64 window,
+											 uint64 seed, bool refresh);
+extern uint64 slidingbloom_stamped_step(uint64 cells, int cell_bits, uint64 window);
 extern void slidingbloom_validate(const SlidingBloomData *filter, int sqlstate);
 extern SlidingBloom slidingbloom_from_datum(Datum datum);
 extern SlidingBloom slidingbloom_copy_datum(Datum datum);
@@ -90,6 +112,63 @@ slidingbloom_bit_at_age(const SlidingBloomData *filter, SbfHash hash, uint32 age
  * again.  A value never stored is rejected after about slices / k tests
  * when the slices are half full.
  */
+/* Cell i of a stamped filter */
+static inline uint64
+slidingbloom_cell(const SlidingBloomData *filter, uint64 i)
+{
+	int			b = filter->slices;
+	uint64		bit = i * (uint64) b;
+	uint64		word = bit / 64;
+	int			offset = (int) (bit % 64);
+	uint64		v = filter->words[word] >> offset;
+
+	if (offset + b > 64)
+		v |= filter->words[word + 1] << (64 - offset);
+	return v & SLIDINGBLOOM_STAMP_MODULUS(b);
+}
+
+static inline void
+slidingbloom_set_cell(SlidingBloom filter, uint64 i, uint64 value)
+{
+	int			b = filter->slices;
+	uint64		mask = SLIDINGBLOOM_STAMP_MODULUS(b);
+	uint64		bit = i * (uint64) b;
+	uint64		word = bit / 64;
+	int			offset = (int) (bit % 64);
+
+	filter->words[word] = (filter->words[word] & ~(mask << offset)) | (value << offset);
+	if (offset + b > 64)
+		filter->words[word + 1] = (filter->words[word + 1] & ~(mask >> (64 - offset))) |
+			(value >> (64 - offset));
+}
+
+/*
+ * The age of a stamped cell at the current arrival: the arrivals since the
+ * one that set it (mod M; the sweep keeps it below M).  Cells set by the
+ * w - 1 arrivals before are live.
+ */
+static inline uint64
+slidingbloom_cell_age(const SlidingBloomData *filter, uint64 cell)
+{
+	uint64		modulus = SLIDINGBLOOM_STAMP_MODULUS(filter->slices);
+
+	return (filter->arrivals % modulus + modulus - (cell - 1)) % modulus;
+}
+
+static inline bool
+slidingbloom_stamped_test(const SlidingBloomData *filter, SbfHash hash)
+{
+	for (uint32 i = 0; i < filter->hashes; i++)
+	{
+		uint64		cell = slidingbloom_cell(filter,
+											 slidingbloom_probe(hash, i, filter->slice_bits));
+
+		if (cell == 0 || slidingbloom_cell_age(filter, cell) > filter->window - 1)
+			return false;
+	}
+	return true;
+}
+
 static inline bool
 slidingbloom_test_hash(const SlidingBloomData *filter, SbfHash hash)
 {
@@ -100,6 +179,8 @@ slidingbloom_test_hash(const SlidingBloomData *filter, SbfHash hash)
 
 	if (SLIDINGBLOOM_IS_EMPTY(filter))
 		return false;
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		return slidingbloom_stamped_test(filter, hash);
 	while (end < slices)
 	{
 		int			low = Max(end - k + 1, known + 1);
@@ -124,12 +205,47 @@ slidingbloom_test_hash(const SlidingBloomData *filter, SbfHash hash)
  *
  * The filter must be materialized (slidingbloom_copy_datum).
  */
+/*
+ * One arrival at a stamped filter: test; store (its k cells take this
+ * arrival's stamp); sweep "step" cells, clearing those that no later
+ * arrival can find live; count it.
+ */
+static inline bool
+slidingbloom_stamped_arrive(SlidingBloom filter, SbfHash hash)
+{
+	bool		present = slidingbloom_stamped_test(filter, hash);
+	uint64		modulus = SLIDINGBLOOM_STAMP_MODULUS(filter->slices);
+
+	if (!present || SLIDINGBLOOM_REFRESH(filter))
+	{
+		uint64		stamp = filter->arrivals % modulus + 1;
+
+		for (uint32 i = 0; i < filter->hashes; i++)
+			slidingbloom_set_cell(filter, slidingbloom_probe(hash, i, filter->slice_bits),
+								  stamp);
+	}
+	for (uint64 j = 0; j < filter->generation; j++)
+	{
+		uint64		cell = slidingbloom_cell(filter, filter->newest);
+
+		if (cell != 0 && slidingbloom_cell_age(filter, cell) >= filter->window - 1)
+			slidingbloom_set_cell(filter, filter->newest, 0);
+		if (++filter->newest == filter->slice_bits)
+			filter->newest = 0;
+	}
+	filter->arrivals++;
+	return present;
+}
+
 static inline bool
 slidingbloom_arrive_hash(SlidingBloom filter, SbfHash hash)
 {
-	bool		present = slidingbloom_test_hash(filter, hash);
+	bool		present;
 
 	Assert(!SLIDINGBLOOM_IS_EMPTY(filter));
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		return slidingbloom_stamped_arrive(filter, hash);
+	present = slidingbloom_test_hash(filter, hash);
 	if (!present || SLIDINGBLOOM_REFRESH(filter))
 	{
 		uint32		age;

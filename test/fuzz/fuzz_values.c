@@ -98,13 +98,19 @@ exercise_slidingbloom(SlidingBloom filter)
 	int			i;
 
 	(void) slidingbloom_test_hash(filter, h);
-	(void) slidingbloom_fpr_for(filter->hashes, filter->slices,
-								filter->slice_bits, filter->generation);
-	(void) slidingbloom_stale_rate_for(filter->hashes, filter->slices,
-									   filter->slice_bits, filter->generation,
-									   filter->window);
+	if (SLIDINGBLOOM_IS_STAMPED(filter))
+		(void) slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
+										(double) (filter->window - 1));
+	else
+	{
+		(void) slidingbloom_fpr_for(filter->hashes, filter->slices,
+									filter->slice_bits, filter->generation);
+		(void) slidingbloom_stale_rate_for(filter->hashes, filter->slices,
+										   filter->slice_bits, filter->generation,
+										   filter->window);
+	}
 	/* smaller than for the others: up to 256 slices are cleared and probed */
-	if (SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits) > FUZZ_MAX_MATERIALIZED / 16)
+	if (slidingbloom_full_size(filter) > FUZZ_MAX_MATERIALIZED / 16)
 		return;
 	copy = slidingbloom_copy_datum(PointerGetDatum(filter));
 	stored = !slidingbloom_arrive_hash(copy, h) || SLIDINGBLOOM_REFRESH(copy);
@@ -118,9 +124,10 @@ exercise_slidingbloom(SlidingBloom filter)
 
 		(void) slidingbloom_arrive_hash(copy, other);
 	}
-	if (stored && (uint64) (copy->slices - copy->hashes) * copy->generation >= 41 &&
-		!slidingbloom_test_hash(copy, h))
-		abort();				/* stored 41 arrivals ago, inside l * g */
+	if (stored && !slidingbloom_test_hash(copy, h) &&
+		(SLIDINGBLOOM_IS_STAMPED(copy) ? copy->window - 1 >= 41 :
+		 (uint64) (copy->slices - copy->hashes) * copy->generation >= 41))
+		abort();				/* stored 41 arrivals ago, inside the window */
 	(void) sbf_value_to_text((struct varlena *) copy);
 }
 
