@@ -39,6 +39,8 @@ SELECT slidingbloom_fit(NULL, 1000) IS NULL AS null_window,
 	   slidingbloom_fit(500, 1000, NULL) IS NULL AS null_seed,
 	   slidingbloom_fit(500, 1000, 0, NULL) IS NULL AS null_refresh,
 	   slidingbloom_fit(500, 88, 0, true, NULL) IS NOT NULL AS null_distinct_is_unknown;
+-- a window so long that no layout's generations fit a bigint of arrivals
+SELECT pg_temp.error_of($$ SELECT slidingbloom_fit(9223372036854775807, 1000) $$);
 -- the largest budget takes the largest value there is, and stays fast
 SELECT (slidingbloom_info(slidingbloom_fit(9000000000000, 2147483647)) ->> 'slices')::int > 1 AS largest;
 

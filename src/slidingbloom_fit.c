@@ -302,10 +302,13 @@ fit_layout(int64 window, int64 max_bytes, double values, bool refresh,
 		for (int k = 1; k < s && k <= FIT_MAX_HASHES; k++)
 		{
 			int			l = s - k;
-			uint64		g = (uint64) ((window + l - 1) / l);
+			uint64		g = ((uint64) window + (uint64) l - 1) / (uint64) l;
 			double		r;
 
 			CHECK_FOR_INTERRUPTS();
+			/* s generations of g arrivals must fit a bigint */
+			if (g > (uint64) PG_INT64_MAX / (uint64) s)
+				continue;
 			r = slidingbloom_false_duplicate_rate(k, s, slice_words * 64, g, window,
 												  values, refresh);
 			if (!found || r < *rate)
@@ -336,11 +339,11 @@ slidingbloom_fit(PG_FUNCTION_ARGS)
 	int64		window;
 	int64		max_bytes;
 	double		distinct = 0;
-	int			hashes;
-	int			slices;
-	uint64		slice_bits;
-	uint64		generation;
-	double		rate;
+	int			hashes = 0;
+	int			slices = 0;
+	uint64		slice_bits = 0;
+	uint64		generation = 0;
+	double		rate = 0;
 	double		values;
 	bool		found;
 	int			cell_bits;
@@ -401,8 +404,11 @@ slidingbloom_fit(PG_FUNCTION_ARGS)
 												   (uint64) PG_GETARG_INT64(2),
 												   PG_GETARG_BOOL(3)));
 	if (!found)
-		elog(ERROR, "slidingbloom_fit: no layout within %lld bytes",
-			 (long long) max_bytes);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("no sliding filter for a window of " INT64_FORMAT " fits %d bytes",
+						window, (int) max_bytes),
+				 errdetail("Its generations would not fit a bigint of arrivals.")));
 	PG_RETURN_POINTER(slidingbloom_new((int64) slice_bits, hashes, slices,
 									   (int64) generation, window,
 									   (uint64) PG_GETARG_INT64(2),
