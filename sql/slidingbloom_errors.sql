@@ -122,6 +122,11 @@ SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' pla
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '30' from 123 for 2)));
 -- too long
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'stamped' || '00'));
+-- an arrival count past 2^63 - 1 (stamps would jump where it wraps at 2^64)
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'stamped' placing '80' from 105 for 2)));
+-- 70,000 cells of 2 bits for a window of 2, in the empty form: a valid
+-- step, but a sweep of every cell at every arrival
+SELECT pg_temp.error_of($$ SELECT '\x5342467701000100020005007011010000000000701101000000000002000000000000000000000000000000000000000000000000000000000000000000000000000000'::slidingbloom $$);
 -- 25 cells of 5 bits in two words: bits past the last cell set
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
 	overlay(slidingbloom_add(slidingbloom_fit(20, 88, 0, true, 2), 'x')::text placing 'f0' from 169 for 2)));

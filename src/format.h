@@ -254,8 +254,10 @@ typedef StableBloomData *StableBloom;
  *   hashes      k, 1..SBF_MAX_HASHES
  *   slices      b, the bits of a cell, 2..32, with M = 2^b - 1 > w
  *   slice_bits  m, the number of cells, >= 1
- *   generation  step = ceil(m / (M - w)), the cells swept per arrival
+ *   generation  step = ceil(m / (M - w)), the cells swept per arrival,
+ *               at most SLIDINGBLOOM_STAMP_MAX_SWEEP
  *   window      w, 1..M - 1
+ *   arrivals    at most 2^63 - 1 (so that t mod M never jumps at 2^64)
  *   generation_fill  0
  *   newest      sweep, the next cell to sweep, 0..m - 1
  *   words       ceil(m b / 64): cell i is bits [i b, i b + b) of the
@@ -289,6 +291,8 @@ typedef SlidingBloomData *SlidingBloom;
 /* flags: the stamped layout (exact expiry), not slices of generations */
 #define SLIDINGBLOOM_FLAG_STAMPED	0x0004
 #define SLIDINGBLOOM_STAMP_MAX_BITS	32
+/* The most cells a stamped filter may sweep an arrival (slidingbloom_fit: 256) */
+#define SLIDINGBLOOM_STAMP_MAX_SWEEP	65536
 
 #define SLIDINGBLOOM_HEADER_SIZE	offsetof(SlidingBloomData, words)
 /* ceil(m / 64), without the wrap-around of m + 63 near 2^64 */

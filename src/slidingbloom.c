@@ -162,11 +162,12 @@ slidingbloom_new_stamped(int64 cells, int32 cell_bits, int32 hashes, int64 windo
 						SLIDINGBLOOM_STAMP_MAX_BITS),
 				 errdetail("The cells have %d bits and the window is " INT64_FORMAT ".",
 						   cell_bits, window)));
-	if (cells < 1 || (uint64) cells > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) cell_bits)
+	if (cells < 1 || (uint64) cells > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) cell_bits ||
+		slidingbloom_stamped_step((uint64) cells, cell_bits, (uint64) window) > SLIDINGBLOOM_STAMP_MAX_SWEEP)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a stamped sliding filter of " INT64_FORMAT " cells of %d bits is too large or empty",
-						cells, cell_bits)));
+				 errmsg("a stamped sliding filter of " INT64_FORMAT " cells of %d bits for a window of " INT64_FORMAT " is too large or empty",
+						cells, cell_bits, window)));
 	return slidingbloom_header(SLIDINGBLOOM_FLAG_STAMPED, hashes, cell_bits, (uint64) cells,
 							   slidingbloom_stamped_step((uint64) cells, cell_bits,
 														 (uint64) window),
@@ -201,6 +202,12 @@ slidingbloom_validate_stamped(const SlidingBloomData *filter, int sqlstate)
 		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", not the " UINT64_FORMAT " of its cells, stamps and window.",
 							 filter->generation,
 							 slidingbloom_stamped_step(filter->slice_bits, b, filter->window));
+	if (filter->generation > SLIDINGBLOOM_STAMP_MAX_SWEEP)
+		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", more than %d cells an arrival.",
+							 filter->generation, SLIDINGBLOOM_STAMP_MAX_SWEEP);
+	if (filter->arrivals > (uint64) PG_INT64_MAX)
+		SLIDINGBLOOM_INVALID("A stamped filter counts at most " INT64_FORMAT " arrivals, not " UINT64_FORMAT ".",
+							 PG_INT64_MAX, filter->arrivals);
 	if (filter->generation_fill != 0)
 		SLIDINGBLOOM_INVALID("A stamped filter has no generations, but its generation fill is " UINT64_FORMAT ".",
 							 filter->generation_fill);

@@ -92,7 +92,7 @@ fit_values_for(int64 window, double distinct)
 	while (hi * -expm1((double) window * log1p(-1.0 / hi)) < distinct)
 	{
 		hi *= 2;
-		if (hi > 1e18)
+		if (hi > 1e300)
 			return INFINITY;
 	}
 	for (int i = 0; i < 100; i++)
@@ -228,10 +228,11 @@ slidingbloom_false_duplicate_rate(int hashes, int slices, uint64 slice_bits,
 /*
  * The best stamped layout within max_bytes: its cell bits, cells, hashes
  * and expected false duplicate rate; false if none fits.  Cells of the
- * fewest bits whose stamps exceed the window, or of one bit more: fewer
- * bits are more cells (a lower rate), but less room between the window and
- * the stamps' range, so a longer sweep an arrival; a sweep of more than
- * FIT_MAX_SWEEP cells an arrival is not considered.
+ * fewest bits whose stamps exceed the window, or of up to three bits more:
+ * fewer bits are more cells (a lower rate), but less room between the
+ * window and the stamps' range, so a longer sweep an arrival.  The cells
+ * are capped so that the sweep takes at most FIT_MAX_SWEEP an arrival: a
+ * large budget then takes wider stamps rather than a long sweep.
  */
 static bool
 fit_stamped(int64 window, int64 max_bytes, double values, bool refresh,
@@ -257,12 +258,15 @@ fit_stamped(int64 window, int64 max_bytes, double values, bool refresh,
 	else
 		live = w1 * values / (values + w1);
 
-	for (int bits = b; bits <= b + 1 && bits <= SLIDINGBLOOM_STAMP_MAX_BITS; bits++)
+	for (int bits = b; bits <= b + 3 && bits <= SLIDINGBLOOM_STAMP_MAX_BITS; bits++)
 	{
+		uint64		room = SLIDINGBLOOM_STAMP_MODULUS(bits) - (uint64) window;
 		uint64		m = (uint64) Min((uint64) words, SLIDINGBLOOM_MAX_WORDS) * 64 / (uint64) bits;
 
-		if (m < 1 ||
-			slidingbloom_stamped_step(m, bits, (uint64) window) > FIT_MAX_SWEEP)
+		/* no more cells than a sweep of FIT_MAX_SWEEP an arrival covers */
+		if (room <= UINT64CONST(1) << 40)
+			m = Min(m, FIT_MAX_SWEEP * room);
+		if (m < 1)
 			continue;
 		for (int k = 1; k <= FIT_MAX_HASHES; k++)
 		{
