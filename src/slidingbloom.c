@@ -656,15 +656,19 @@ slidingbloom_stamped_info(SlidingBloom filter)
 	StringInfoData buf;
 
 	if (!SLIDINGBLOOM_IS_EMPTY(filter))
+	{
+		uint64		now = slidingbloom_stamp_now(filter);
+
 		for (uint64 i = 0; i < filter->slice_bits; i++)
 		{
 			uint64		cell = slidingbloom_cell(filter, i);
 
 			if ((i & ((UINT64CONST(1) << 22) - 1)) == 0)
 				CHECK_FOR_INTERRUPTS();
-			if (cell != 0 && slidingbloom_cell_age(filter, cell) <= filter->window - 1)
+			if (cell != 0 && slidingbloom_cell_age(filter, now, cell) <= filter->window - 1)
 				live++;
 		}
+	}
 
 	slidingbloom_info_begin(&buf, filter, "stamped");
 	appendStringInfo(&buf, ", \"cells\": " UINT64_FORMAT, filter->slice_bits);

@@ -142,28 +142,36 @@ slidingbloom_set_cell(SlidingBloom filter, uint64 i, uint64 value)
 			(value >> (64 - offset));
 }
 
+/* The stamp of the current arrival, 1..M: computed once an arrival */
+static inline uint64
+slidingbloom_stamp_now(const SlidingBloomData *filter)
+{
+	return filter->arrivals % SLIDINGBLOOM_STAMP_MODULUS(filter->slices) + 1;
+}
+
 /*
- * The age of a stamped cell at the current arrival: the arrivals since the
- * one that set it (mod M; the sweep keeps it below M).  Cells set by the
- * w - 1 arrivals before are live.
+ * The age of a set cell (1..M) at the arrival whose stamp is "now": the
+ * arrivals since the one that set it, mod M (the sweep keeps it below M),
+ * without a division.  Cells set by the w - 1 arrivals before are live.
  */
 static inline uint64
-slidingbloom_cell_age(const SlidingBloomData *filter, uint64 cell)
+slidingbloom_cell_age(const SlidingBloomData *filter, uint64 now, uint64 cell)
 {
-	uint64		modulus = SLIDINGBLOOM_STAMP_MODULUS(filter->slices);
-
-	return (filter->arrivals % modulus + modulus - (cell - 1)) % modulus;
+	return now >= cell ? now - cell :
+		now + SLIDINGBLOOM_STAMP_MODULUS(filter->slices) - cell;
 }
 
 static inline bool
 slidingbloom_stamped_test(const SlidingBloomData *filter, SbfHash hash)
 {
+	uint64		now = slidingbloom_stamp_now(filter);
+
 	for (uint32 i = 0; i < filter->hashes; i++)
 	{
 		uint64		cell = slidingbloom_cell(filter,
 											 slidingbloom_probe(hash, i, filter->slice_bits));
 
-		if (cell == 0 || slidingbloom_cell_age(filter, cell) > filter->window - 1)
+		if (cell == 0 || slidingbloom_cell_age(filter, now, cell) > filter->window - 1)
 			return false;
 	}
 	return true;
@@ -198,14 +206,6 @@ slidingbloom_test_hash(const SlidingBloomData *filter, SbfHash hash)
 }
 
 /*
- * One arrival: the verdict is whether the value was present; it is then
- * stored in the k newest slices (always with REFRESH, otherwise only when
- * it was not present), and counted.  The g-th arrival of a generation ends
- * it: the oldest slice is cleared and becomes the newest.
- *
- * The filter must be materialized (slidingbloom_copy_datum).
- */
-/*
  * One arrival at a stamped filter: test; store (its k cells take this
  * arrival's stamp); sweep "step" cells, clearing those that no later
  * arrival can find live; count it.
@@ -214,21 +214,17 @@ static inline bool
 slidingbloom_stamped_arrive(SlidingBloom filter, SbfHash hash)
 {
 	bool		present = slidingbloom_stamped_test(filter, hash);
-	uint64		modulus = SLIDINGBLOOM_STAMP_MODULUS(filter->slices);
+	uint64		now = slidingbloom_stamp_now(filter);
 
 	if (!present || SLIDINGBLOOM_REFRESH(filter))
-	{
-		uint64		stamp = filter->arrivals % modulus + 1;
-
 		for (uint32 i = 0; i < filter->hashes; i++)
 			slidingbloom_set_cell(filter, slidingbloom_probe(hash, i, filter->slice_bits),
-								  stamp);
-	}
+								  now);
 	for (uint64 j = 0; j < filter->generation; j++)
 	{
 		uint64		cell = slidingbloom_cell(filter, filter->newest);
 
-		if (cell != 0 && slidingbloom_cell_age(filter, cell) >= filter->window - 1)
+		if (cell != 0 && slidingbloom_cell_age(filter, now, cell) >= filter->window - 1)
 			slidingbloom_set_cell(filter, filter->newest, 0);
 		if (++filter->newest == filter->slice_bits)
 			filter->newest = 0;
@@ -237,6 +233,15 @@ slidingbloom_stamped_arrive(SlidingBloom filter, SbfHash hash)
 	return present;
 }
 
+/*
+ * One arrival: the verdict is whether the value was present; it is then
+ * stored in the k newest slices (always with REFRESH, otherwise only when
+ * it was not present), and counted.  The g-th arrival of a generation ends
+ * it: the oldest slice is cleared and becomes the newest.  A stamped
+ * filter has its own arrival, above.
+ *
+ * The filter must be materialized (slidingbloom_copy_datum).
+ */
 static inline bool
 slidingbloom_arrive_hash(SlidingBloom filter, SbfHash hash)
 {
