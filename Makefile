@@ -20,6 +20,7 @@ OBJS = \
 	src/slidingbloom.o \
 	src/slidingbloom_agg.o \
 	src/slidingbloom_fit.o \
+	src/slidingbloom_time.o \
 	src/window.o \
 	src/sieve.o \
 	src/sieve_citus.o \
@@ -48,7 +49,7 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash url \
+	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors slidingbloom_time simhash url \
 	sieve_compressed
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \

@@ -724,3 +724,143 @@ CREATE FUNCTION slidingbloom_fit("window" bigint, max_bytes integer, seed bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION slidingbloom_fit(bigint, integer, bigint, boolean, bigint) IS
 	'empty sliding bloom filter for the window, of at most max_bytes, expected to make the fewest false duplicates (false positives and stale positives past the window) when distinct_values distinct values arrive in a window (NULL: all distinct)';
+
+-- Sliding windows of time (1.1): "not seen in the last 7 days".  The
+-- stamped layout with a clock of ticks of time (format.h); every arrival
+-- brings its timestamp, of either type (a filter keeps to one of them:
+-- the same instant in the two types is a different time).
+
+CREATE FUNCTION slidingbloom_sized("window" interval, capacity bigint, fpr double precision,
+								   tolerance interval DEFAULT '0', seed bigint DEFAULT 0,
+								   refresh boolean DEFAULT false)
+	RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_sized_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_sized(interval, bigint, double precision, interval, bigint, boolean) IS
+	'empty sliding bloom filter whose window is a time: fewest bytes for capacity values a window at rate fpr; arrivals may be late by tolerance';
+
+CREATE FUNCTION slidingbloom_fit("window" interval, max_bytes integer, capacity bigint,
+								 tolerance interval DEFAULT '0', seed bigint DEFAULT 0,
+								 refresh boolean DEFAULT false)
+	RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_fit_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_fit(interval, integer, bigint, interval, bigint, boolean) IS
+	'empty sliding bloom filter whose window is a time, of at most max_bytes, of least rate with capacity values a window';
+
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value text, at timestamptz) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bytea, at timestamptz) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bigint, at timestamptz) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value text, at timestamp) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bytea, at timestamp) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_add(filter slidingbloom, value bigint, at timestamp) RETURNS slidingbloom
+	AS 'MODULE_PATHNAME', 'slidingbloom_add_at_int8' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, text, timestamptz) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bytea, timestamptz) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bigint, timestamptz) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, text, timestamp) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bytea, timestamp) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+COMMENT ON FUNCTION slidingbloom_add(slidingbloom, bigint, timestamp) IS 'filter after one arrival of value at time at (NULL value is no arrival)';
+
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value text, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bytea, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bigint, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value text, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bytea, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION slidingbloom_contains(filter slidingbloom, value bigint, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'slidingbloom_contains_at_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, text, timestamptz) IS 'true if value was probably stored less than the window before at (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bytea, timestamptz) IS 'true if value was probably stored less than the window before at (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bigint, timestamptz) IS 'true if value was probably stored less than the window before at (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, text, timestamp) IS 'true if value was probably stored less than the window before at (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bytea, timestamp) IS 'true if value was probably stored less than the window before at (always, if it was)';
+COMMENT ON FUNCTION slidingbloom_contains(slidingbloom, bigint, timestamp) IS 'true if value was probably stored less than the window before at (always, if it was)';
+
+CREATE FUNCTION slidingbloom_agg_trans(internal, text, slidingbloom, timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bytea, slidingbloom, timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bigint, slidingbloom, timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at_int8' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, text, slidingbloom, timestamp) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bytea, slidingbloom, timestamp) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION slidingbloom_agg_trans(internal, bigint, slidingbloom, timestamp) RETURNS internal
+	AS 'MODULE_PATHNAME', 'slidingbloom_agg_trans_at_int8' LANGUAGE C IMMUTABLE;
+
+CREATE AGGREGATE slidingbloom_agg(value text, filter slidingbloom, at timestamptz) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bytea, filter slidingbloom, at timestamptz) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bigint, filter slidingbloom, at timestamptz) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value text, filter slidingbloom, at timestamp) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bytea, filter slidingbloom, at timestamp) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+CREATE AGGREGATE slidingbloom_agg(value bigint, filter slidingbloom, at timestamp) (
+	SFUNC = slidingbloom_agg_trans, STYPE = internal, SSPACE = 4194304,
+	FINALFUNC = slidingbloom_agg_final,
+	PARALLEL = RESTRICTED
+);
+COMMENT ON AGGREGATE slidingbloom_agg(text, slidingbloom, timestamptz) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bytea, slidingbloom, timestamptz) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bigint, slidingbloom, timestamptz) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(text, slidingbloom, timestamp) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bytea, slidingbloom, timestamp) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+COMMENT ON AGGREGATE slidingbloom_agg(bigint, slidingbloom, timestamp) IS
+	'filter after the values arrived at their times in input order: use ORDER BY at, then a unique key';
+
+CREATE FUNCTION is_duplicate(value text, filter slidingbloom, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bytea, filter slidingbloom, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bigint, filter slidingbloom, at timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate_int8' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value text, filter slidingbloom, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bytea, filter slidingbloom, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION is_duplicate(value bigint, filter slidingbloom, at timestamp) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'is_duplicate_int8' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION is_duplicate(text, slidingbloom, timestamptz) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';
+COMMENT ON FUNCTION is_duplicate(bytea, slidingbloom, timestamptz) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';
+COMMENT ON FUNCTION is_duplicate(bigint, slidingbloom, timestamptz) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';
+COMMENT ON FUNCTION is_duplicate(text, slidingbloom, timestamp) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';
+COMMENT ON FUNCTION is_duplicate(bytea, slidingbloom, timestamp) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';
+COMMENT ON FUNCTION is_duplicate(bigint, slidingbloom, timestamp) IS
+	'window function: value probably arrived less than the window before at, in the partition or filter; then it arrives at at';

@@ -17,6 +17,8 @@
 # bench/url_canonical.sh  url_canonical per URL against md5
 # bench/sliding_paper.sh the Sliding Bloom filter paper's experiments: its
 #                         structure against slidingbloom at equal memory
+# bench/sliding_time.sh   a window of a day over a week of rows: the window
+#                         of time against one of arrivals and the exact query
 # bench/scrapy_crawl.sh   Scrapy crawling the manual's pages: its own queue
 #                         against sbf_scrapy's filter and frontier
 # bench/parameter_study.sh (SBF_STUDY=1) accuracy of the filters on real
@@ -38,7 +40,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush shared shared_transactional shared_growth simhash url_canonical sliding_paper scrapy_crawl; do
+for b in filter_ops marking sieve_flush shared shared_transactional shared_growth simhash url_canonical sliding_paper sliding_time scrapy_crawl; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"

@@ -131,3 +131,33 @@ SELECT pg_temp.error_of($$ SELECT '\x5342467701000100020005007011010000000000701
 SELECT pg_temp.error_of(format('SELECT %L::slidingbloom',
 	overlay(slidingbloom_add(slidingbloom_fit(20, 88, 0, true, 2), 'x')::text placing 'f0' from 169 for 2)));
 SELECT slidingbloom_info(slidingbloom_fit(20, 88, 0, true, 2)) ->> 'cells' AS cells;
+
+-- A good value of a window of time to corrupt: the stamped layout (flags
+-- 0x0c), then its clock after the cells: window (microseconds) at 235,
+-- tick at 251, tolerance (ticks) at 267, clock (the newest tick) at 283,
+-- capacity at 299, in the text form's hex digits
+SELECT slidingbloom_add(slidingbloom_fit(interval '1 hour', 160, 10), 'x',
+                        timestamptz '2026-01-01 00:00+00')::text AS timed \gset
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'timed')) AS good_timed_value;
+-- a window of time without the stamped layout
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '08' from 23 for 2)));
+-- its clock cut short; one byte too many
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', left(:'timed', -16)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', :'timed' || '00'));
+-- a tick that is not the window's 64th; a window of 0
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '914e5a03' from 251 for 8)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '0000000000000000' from 235 for 16)));
+-- a negative tolerance; one the 9-bit stamps cannot hold; capacity 0
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing 'ffffffffffffffff' from 267 for 16)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '00010000' from 267 for 8)));
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '00' from 299 for 2)));
+-- a sweep step that would let stamps wrap around
+SELECT pg_temp.error_of(format('SELECT %L::slidingbloom', overlay(:'timed' placing '00' from 43 for 2)));
+-- a clock at either end of a bigint is valid, and an arrival at a real
+-- time either clears every cell (a move past the horizon) or is too late
+SELECT slidingbloom_contains(slidingbloom_add(overlay(:'timed' placing '0000000000000080' from 283 for 16)::slidingbloom,
+                                              'y', timestamptz '2026-01-01 00:00+00'), 'x') AS x_after_jump;
+SELECT pg_temp.error_of(format($$ SELECT slidingbloom_add(%L::slidingbloom, 'y', timestamptz '2026-01-01 00:00+00') $$,
+	overlay(:'timed' placing 'ffffffffffffff7f' from 283 for 16)));
+SELECT pg_temp.error_of(format($$ SELECT slidingbloom_contains(%L::slidingbloom, 'x', timestamptz '2026-01-01 00:00+00') $$,
+	overlay(:'timed' placing 'ffffffffffffff7f' from 283 for 16)));

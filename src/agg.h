@@ -43,14 +43,15 @@ sbf_agg_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
  *
  * The state is a private copy of the first row's filter (argument 2),
  * made once in the aggregate context by copy and changed in place by
- * arrive for each value (argument 1) that is not NULL; seed_of gives the
- * filter's hash seed.  The filter has no union, so there is no combine
+ * arrive for each value (argument 1) that is not NULL (arrive may read the
+ * row's further arguments, such as its time, from fcinfo); seed_of gives
+ * the filter's hash seed.  The filter has no union, so there is no combine
  * function, and the final function returns a copy, so that the state stays
  * usable in a window.
  */
 typedef void *(*SbfAggCopy) (Datum filter);
 typedef uint64 (*SbfAggSeed) (void *state);
-typedef void (*SbfAggArrive) (void *state, SbfHash hash);
+typedef void (*SbfAggArrive) (void *state, SbfHash hash, FunctionCallInfo fcinfo);
 
 static inline Datum
 sbf_ordered_agg_trans(FunctionCallInfo fcinfo, SbfElementKind kind,
@@ -71,7 +72,7 @@ sbf_ordered_agg_trans(FunctionCallInfo fcinfo, SbfElementKind kind,
 	}
 	if (!PG_ARGISNULL(1))
 		arrive(state, sbf_hash_element(PG_GETARG_DATUM(1), kind,
-									   seed_of(state)));
+									   seed_of(state)), fcinfo);
 	PG_RETURN_POINTER(state);
 }
 

@@ -263,6 +263,32 @@ typedef StableBloomData *StableBloom;
  *   words       ceil(m b / 64): cell i is bits [i b, i b + b) of the
  *               little-endian bit string of the words; bits >= m b zero;
  *               absent with SLIDINGBLOOM_FLAG_EMPTY
+ *
+ * A window of time (flags SLIDINGBLOOM_FLAG_STAMPED | _TIME, 1.1): the
+ * stamped layout whose clock is a tick of time, not the arrival count.
+ * The window W (microseconds, an interval with months of 30 days) is cut
+ * into n = ceil(W / unit) <= SLIDINGBLOOM_TIME_TICKS ticks of unit =
+ * ceil(W / SLIDINGBLOOM_TIME_TICKS) microseconds; the tick of a timestamp
+ * ts (microseconds) is floor(ts / unit), and a cell holds (tick mod M) + 1.
+ * The clock is the newest tick an arrival brought.  An arrival at tick t
+ * is late by d = clock - t, at most the tolerance L ticks (a later one is
+ * an ERROR); a cell of age a (from the clock) is live for it when a <=
+ * n + d, so a value stored at tick t' is found at every t with t - t' <=
+ * n: whatever arrived less than W before.  Storing a value stamps each of
+ * its cells that is empty or older than t.  When the clock moves on by D
+ * ticks, "step" cells are swept for each, clearing those older than the
+ * horizon H = n + L, or all of them when D > H.  The sweep visits every
+ * cell at least once every M - 2H - 1 ticks, and no cell ages more than H
+ * ticks at one move, so a cell is cleared before its age can reach M.
+ * The fields differ from the stamped layout's in:
+ *
+ *   window      n + 1, so that a cell is live for an arrival on time when
+ *               its age is at most window - 1, as in the stamped layout
+ *   generation  step = ceil(m / (M - 2H - 1)), cells swept per tick
+ *   arrivals    values counted so far; the clock is unset while it is 0
+ *
+ * and the value ends with a SlidingBloomClock (after the words, or right
+ * after the header in the empty form).
  */
 typedef struct SlidingBloomData
 {
@@ -284,6 +310,16 @@ typedef struct SlidingBloomData
 
 typedef SlidingBloomData *SlidingBloom;
 
+/* The end of a slidingbloom of a window of time, 40 bytes */
+typedef struct SlidingBloomClock
+{
+	int64		window_usec;	/* W as asked, (n - 1) unit < W <= n unit */
+	int64		unit;			/* microseconds a tick, >= 1 */
+	int64		tolerance;		/* L, ticks an arrival may be late, >= 0 */
+	int64		clock;			/* the newest tick brought by an arrival */
+	int64		capacity;		/* values a window, sized for, >= 1 */
+} SlidingBloomClock;
+
 /* flags: no slices stored, every bit is zero */
 #define SLIDINGBLOOM_FLAG_EMPTY		0x0001
 /* flags: every arrival is stored, not only those reported new */
@@ -291,6 +327,10 @@ typedef SlidingBloomData *SlidingBloom;
 /* flags: the stamped layout (exact expiry), not slices of generations */
 #define SLIDINGBLOOM_FLAG_STAMPED	0x0004
 #define SLIDINGBLOOM_STAMP_MAX_BITS	32
+/* flags: a window of time (with _STAMPED), the value ends with its clock */
+#define SLIDINGBLOOM_FLAG_TIME		0x0008
+/* The ticks of a window of time: its stale tail is under two ticks */
+#define SLIDINGBLOOM_TIME_TICKS		64
 /* The most cells a stamped filter may sweep an arrival (slidingbloom_fit: 256) */
 #define SLIDINGBLOOM_STAMP_MAX_SWEEP	65536
 

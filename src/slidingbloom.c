@@ -198,13 +198,6 @@ slidingbloom_validate_stamped(const SlidingBloomData *filter, int sqlstate)
 		filter->slice_bits > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) b)
 		SLIDINGBLOOM_INVALID("The number of cells is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT " for cells of %d bits.",
 							 filter->slice_bits, SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) b, b);
-	if (filter->generation != slidingbloom_stamped_step(filter->slice_bits, b, filter->window))
-		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", not the " UINT64_FORMAT " of its cells, stamps and window.",
-							 filter->generation,
-							 slidingbloom_stamped_step(filter->slice_bits, b, filter->window));
-	if (filter->generation > SLIDINGBLOOM_STAMP_MAX_SWEEP)
-		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", more than %d cells an arrival.",
-							 filter->generation, SLIDINGBLOOM_STAMP_MAX_SWEEP);
 	if (filter->arrivals > (uint64) PG_INT64_MAX)
 		SLIDINGBLOOM_INVALID("A stamped filter counts at most " INT64_FORMAT " arrivals, not " UINT64_FORMAT ".",
 							 PG_INT64_MAX, filter->arrivals);
@@ -214,6 +207,18 @@ slidingbloom_validate_stamped(const SlidingBloomData *filter, int sqlstate)
 	if (filter->newest >= filter->slice_bits)
 		SLIDINGBLOOM_INVALID("The sweep is at cell " UINT64_FORMAT ", not one of the " UINT64_FORMAT " cells.",
 							 filter->newest, filter->slice_bits);
+	if (SLIDINGBLOOM_IS_TIME(filter))
+	{
+		slidingbloom_validate_time(filter, sqlstate);
+		return;
+	}
+	if (filter->generation != slidingbloom_stamped_step(filter->slice_bits, b, filter->window))
+		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", not the " UINT64_FORMAT " of its cells, stamps and window.",
+							 filter->generation,
+							 slidingbloom_stamped_step(filter->slice_bits, b, filter->window));
+	if (filter->generation > SLIDINGBLOOM_STAMP_MAX_SWEEP)
+		SLIDINGBLOOM_INVALID("The sweep step is " UINT64_FORMAT ", more than %d cells an arrival.",
+							 filter->generation, SLIDINGBLOOM_STAMP_MAX_SWEEP);
 	if (SLIDINGBLOOM_IS_EMPTY(filter))
 	{
 		if (size != SLIDINGBLOOM_HEADER_SIZE)
@@ -232,12 +237,12 @@ slidingbloom_validate_stamped(const SlidingBloomData *filter, int sqlstate)
  * every value read from a table.  Any value that passes can be used
  * without reading or writing outside it.
  */
-static void
+void
 slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 {
 	Size		size = VARSIZE(filter);
 	const uint16 known = SLIDINGBLOOM_FLAG_EMPTY | SLIDINGBLOOM_FLAG_REFRESH |
-		SLIDINGBLOOM_FLAG_STAMPED;
+		SLIDINGBLOOM_FLAG_STAMPED | SLIDINGBLOOM_FLAG_TIME;
 
 	sbf_check_magic((const struct varlena *) filter, SBF_MAGIC_SLIDINGBLOOM,
 					SBF_SLIDINGBLOOM_VERSION, "slidingbloom", sqlstate);
@@ -251,6 +256,8 @@ slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate)
 	if ((filter->flags & ~known) != 0)
 		SLIDINGBLOOM_INVALID("Unknown flags 0x%x are set.",
 							 (unsigned) (filter->flags & ~known));
+	if (SLIDINGBLOOM_IS_TIME(filter) && !SLIDINGBLOOM_IS_STAMPED(filter))
+		SLIDINGBLOOM_INVALID("A window of time is a flag of the stamped layout only.");
 	if (SLIDINGBLOOM_IS_STAMPED(filter))
 	{
 		slidingbloom_validate_stamped(filter, sqlstate);
@@ -354,6 +361,8 @@ slidingbloom_copy_datum(Datum datum)
 		memcpy(copy, filter, SLIDINGBLOOM_HEADER_SIZE);
 		SET_VARSIZE(copy, size);
 		copy->flags &= ~SLIDINGBLOOM_FLAG_EMPTY;
+		if (SLIDINGBLOOM_IS_TIME(filter))
+			*slidingbloom_clock(copy) = *slidingbloom_clock(filter);
 		return copy;
 	}
 	/* detoasting already made a private copy, or the value is in memory */
@@ -551,7 +560,11 @@ slidingbloom_equal(Datum a_datum, Datum b_datum)
 		a->arrivals != b->arrivals || a->generation_fill != b->generation_fill ||
 		a->newest != b->newest ||
 		SLIDINGBLOOM_REFRESH(a) != SLIDINGBLOOM_REFRESH(b) ||
-		SLIDINGBLOOM_IS_STAMPED(a) != SLIDINGBLOOM_IS_STAMPED(b))
+		SLIDINGBLOOM_IS_STAMPED(a) != SLIDINGBLOOM_IS_STAMPED(b) ||
+		SLIDINGBLOOM_IS_TIME(a) != SLIDINGBLOOM_IS_TIME(b))
+		return false;
+	if (SLIDINGBLOOM_IS_TIME(a) &&
+		memcmp(slidingbloom_clock(a), slidingbloom_clock(b), sizeof(SlidingBloomClock)) != 0)
 		return false;
 	if (SLIDINGBLOOM_IS_STAMPED(a))
 	{
@@ -615,6 +628,11 @@ slidingbloom_stale_rate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("distance must be at least 1"),
 				 errdetail("The distance given was " INT64_FORMAT ".", distance)));
+	if (SLIDINGBLOOM_IS_TIME(filter))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slidingbloom_stale_rate counts arrivals, and this filter's window is a time"),
+				 errdetail("A filter of time finds nothing once n + 1 ticks have passed (slidingbloom_info's stale_horizon).")));
 	if (SLIDINGBLOOM_IS_STAMPED(filter))
 		PG_RETURN_FLOAT8((uint64) distance <= filter->window - 1 ? 1.0 :
 						 slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
@@ -634,7 +652,8 @@ slidingbloom_info_begin(StringInfo buf, const SlidingBloomData *filter,
 	appendStringInfo(buf, "{\"type\": \"slidingbloom\", \"format_version\": %u",
 					 (unsigned) filter->version);
 	appendStringInfo(buf, ", \"layout\": \"%s\"", layout);
-	appendStringInfo(buf, ", \"window\": " UINT64_FORMAT, filter->window);
+	if (!SLIDINGBLOOM_IS_TIME(filter))
+		appendStringInfo(buf, ", \"window\": " UINT64_FORMAT, filter->window);
 	appendStringInfo(buf, ", \"refresh\": %s",
 					 SLIDINGBLOOM_REFRESH(filter) ? "true" : "false");
 	appendStringInfo(buf, ", \"hashes\": %u", (unsigned) filter->hashes);
@@ -651,8 +670,12 @@ static Datum
 slidingbloom_stamped_info(SlidingBloom filter)
 {
 	uint64		live = 0;
-	double		fpr = slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
-											   (double) (filter->window - 1));
+	double		fpr = SLIDINGBLOOM_IS_TIME(filter) ?
+		slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
+								 (double) slidingbloom_clock(filter)->capacity *
+								 (SLIDINGBLOOM_TIME_TICKS + 1) / SLIDINGBLOOM_TIME_TICKS) :
+		slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
+								 (double) (filter->window - 1));
 	StringInfoData buf;
 
 	if (!SLIDINGBLOOM_IS_EMPTY(filter))
@@ -675,8 +698,13 @@ slidingbloom_stamped_info(SlidingBloom filter)
 	appendStringInfo(&buf, ", \"cell_bits\": %u", (unsigned) filter->slices);
 	appendStringInfo(&buf, ", \"sweep_step\": " UINT64_FORMAT, filter->generation);
 	appendStringInfo(&buf, ", \"sweep\": " UINT64_FORMAT, filter->newest);
-	appendStringInfo(&buf, ", \"guaranteed_window\": " UINT64_FORMAT, filter->window - 1);
-	appendStringInfo(&buf, ", \"stale_horizon\": " UINT64_FORMAT, filter->window - 1);
+	if (SLIDINGBLOOM_IS_TIME(filter))
+		slidingbloom_time_info(&buf, filter);
+	else
+	{
+		appendStringInfo(&buf, ", \"guaranteed_window\": " UINT64_FORMAT, filter->window - 1);
+		appendStringInfo(&buf, ", \"stale_horizon\": " UINT64_FORMAT, filter->window - 1);
+	}
 	appendStringInfo(&buf, ", \"fpr_bound\": %s", float8out_internal(fpr));
 	appendStringInfo(&buf, ", \"expected_fpr\": %s", float8out_internal(fpr));
 	appendStringInfo(&buf, ", \"fill\": %s",

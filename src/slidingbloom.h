@@ -15,6 +15,8 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
+
 #include "format.h"
 #include "hash.h"
 #include "prng.h"
@@ -26,6 +28,7 @@
 #define SLIDINGBLOOM_IS_EMPTY(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_EMPTY) != 0)
 #define SLIDINGBLOOM_REFRESH(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_REFRESH) != 0)
 #define SLIDINGBLOOM_IS_STAMPED(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_STAMPED) != 0)
+#define SLIDINGBLOOM_IS_TIME(filter)	(((filter)->flags & SLIDINGBLOOM_FLAG_TIME) != 0)
 
 /* The stamped layout (format.h): m cells of b bits */
 #define SLIDINGBLOOM_STAMPED_WORDS(cells, cell_bits) \
@@ -35,10 +38,22 @@
 /* M: stamps are arrivals mod M, plus 1 */
 #define SLIDINGBLOOM_STAMP_MODULUS(cell_bits)	((UINT64CONST(1) << (cell_bits)) - 1)
 
-/* The size of the value once materialized, of either layout */
+/* The clock of a window of time: the value's last bytes (format.h) */
+static inline SlidingBloomClock *
+slidingbloom_clock(const SlidingBloomData *filter)
+{
+	Assert(SLIDINGBLOOM_IS_TIME(filter));
+	return (SlidingBloomClock *) ((char *) filter + VARSIZE(filter) -
+								  sizeof(SlidingBloomClock));
+}
+
+/* The size of the value once materialized, of any layout */
 static inline Size
 slidingbloom_full_size(const SlidingBloomData *filter)
 {
+	if (SLIDINGBLOOM_IS_TIME(filter))
+		return SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, filter->slices) +
+			sizeof(SlidingBloomClock);
 	if (SLIDINGBLOOM_IS_STAMPED(filter))
 		return SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, filter->slices);
 	return SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits);
@@ -51,9 +66,19 @@ extern SlidingBloom slidingbloom_new_stamped(int64 cells, int32 cell_bits,
 											 int32 hashes, int64 window,
 											 uint64 seed, bool refresh);
 extern uint64 slidingbloom_stamped_step(uint64 cells, int cell_bits, uint64 window);
+extern void slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate);
 extern void slidingbloom_validate(const SlidingBloomData *filter, int sqlstate);
 extern SlidingBloom slidingbloom_from_datum(Datum datum);
 extern SlidingBloom slidingbloom_copy_datum(Datum datum);
+
+/* slidingbloom_time.c: windows of time */
+extern void slidingbloom_validate_time(const SlidingBloomData *filter, int sqlstate);
+extern void slidingbloom_time_needs_timestamp(void);
+extern void slidingbloom_time_is_null(void);
+extern void slidingbloom_check_time(const SlidingBloomData *filter);
+extern bool slidingbloom_arrive_at(SlidingBloom filter, SbfHash hash, int64 ts);
+extern bool slidingbloom_test_at(const SlidingBloomData *filter, SbfHash hash, int64 ts);
+extern void slidingbloom_time_info(StringInfo buf, const SlidingBloomData *filter);
 
 /*
  * The bit of physical slice q: the q-th value of the enhanced double
@@ -142,10 +167,25 @@ slidingbloom_set_cell(SlidingBloom filter, uint64 i, uint64 value)
 			(value >> (64 - offset));
 }
 
-/* The stamp of the current arrival, 1..M: computed once an arrival */
+/* The stamp of a tick of time (negative too), 1..M */
+static inline uint64
+slidingbloom_stamp_of_tick(const SlidingBloomData *filter, int64 tick)
+{
+	int64		modulus = (int64) SLIDINGBLOOM_STAMP_MODULUS(filter->slices);
+	int64		r = tick % modulus;
+
+	return (uint64) (r < 0 ? r + modulus : r) + 1;
+}
+
+/*
+ * The stamp of the current arrival, 1..M: computed once an arrival.  For a
+ * window of time, the clock's (the newest arrival's tick).
+ */
 static inline uint64
 slidingbloom_stamp_now(const SlidingBloomData *filter)
 {
+	if (SLIDINGBLOOM_IS_TIME(filter))
+		return slidingbloom_stamp_of_tick(filter, slidingbloom_clock(filter)->clock);
 	return filter->arrivals % SLIDINGBLOOM_STAMP_MODULUS(filter->slices) + 1;
 }
 
@@ -248,6 +288,8 @@ slidingbloom_arrive_hash(SlidingBloom filter, SbfHash hash)
 	bool		present;
 
 	Assert(!SLIDINGBLOOM_IS_EMPTY(filter));
+	if (SLIDINGBLOOM_IS_TIME(filter))
+		slidingbloom_time_needs_timestamp();
 	if (SLIDINGBLOOM_IS_STAMPED(filter))
 		return slidingbloom_stamped_arrive(filter, hash);
 	present = slidingbloom_test_hash(filter, hash);

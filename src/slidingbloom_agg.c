@@ -11,7 +11,9 @@
  * result depends on the order of the rows, which an ORDER BY on a unique
  * key makes reproducible.  A batch's filter carries the window on into
  * the next batch: continuing from it gives exactly the filter, and the
- * is_duplicate flags, of one pass over both.
+ * is_duplicate flags, of one pass over both.  With a window of time,
+ * slidingbloom_agg(value, filter, at ORDER BY at) brings each arrival's
+ * time (slidingbloom_time.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +30,8 @@
 PG_FUNCTION_INFO_V1(slidingbloom_agg_trans);
 PG_FUNCTION_INFO_V1(slidingbloom_agg_trans_int8);
 PG_FUNCTION_INFO_V1(slidingbloom_agg_final);
+PG_FUNCTION_INFO_V1(slidingbloom_agg_trans_at);
+PG_FUNCTION_INFO_V1(slidingbloom_agg_trans_at_int8);
 
 static void *
 slidingbloom_agg_copy(Datum filter)
@@ -42,7 +46,7 @@ slidingbloom_agg_seed(void *state)
 }
 
 static void
-slidingbloom_agg_arrive(void *state, SbfHash hash)
+slidingbloom_agg_arrive(void *state, SbfHash hash, FunctionCallInfo fcinfo)
 {
 	slidingbloom_arrive_hash((SlidingBloom) state, hash);
 }
@@ -65,6 +69,50 @@ Datum
 slidingbloom_agg_trans_int8(PG_FUNCTION_ARGS)
 {
 	return slidingbloom_agg_trans_common(fcinfo, SBF_ELEMENT_INT8);
+}
+
+/* A copy of a filter of time (an ERROR for a filter of arrivals) */
+static void *
+slidingbloom_agg_copy_time(Datum filter)
+{
+	SlidingBloom copy = slidingbloom_copy_datum(filter);
+
+	slidingbloom_check_time(copy);
+	return copy;
+}
+
+/* An arrival at the row's time, argument 3 */
+static void
+slidingbloom_agg_arrive_at(void *state, SbfHash hash, FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(3))
+		slidingbloom_time_is_null();
+	slidingbloom_arrive_at((SlidingBloom) state, hash, PG_GETARG_INT64(3));
+}
+
+/*
+ * slidingbloom_agg(value, filter, at ORDER BY at): the filter after the
+ * values arrived at their times, in aggregate input order: as
+ * slidingbloom_agg above, with the time of each arrival.
+ */
+static Datum
+slidingbloom_agg_trans_at_common(FunctionCallInfo fcinfo, SbfElementKind kind)
+{
+	return sbf_ordered_agg_trans(fcinfo, kind, "slidingbloom_agg",
+								 slidingbloom_agg_copy_time, slidingbloom_agg_seed,
+								 slidingbloom_agg_arrive_at);
+}
+
+Datum
+slidingbloom_agg_trans_at(PG_FUNCTION_ARGS)
+{
+	return slidingbloom_agg_trans_at_common(fcinfo, sbf_varlena_kind(fcinfo, 1));
+}
+
+Datum
+slidingbloom_agg_trans_at_int8(PG_FUNCTION_ARGS)
+{
+	return slidingbloom_agg_trans_at_common(fcinfo, SBF_ELEMENT_INT8);
 }
 
 /* A copy, so the state stays usable (window aggregates) */

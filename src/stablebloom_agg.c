@@ -40,7 +40,7 @@ stablebloom_agg_seed(void *state)
 }
 
 static void
-stablebloom_agg_arrive(void *state, SbfHash hash)
+stablebloom_agg_arrive(void *state, SbfHash hash, FunctionCallInfo fcinfo)
 {
 	stablebloom_add_hash((StableBloom) state, hash);
 }

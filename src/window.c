@@ -19,7 +19,8 @@
  * 10 s instead of 1).
  *
  * One C entry point serves every filter type: the value's magic number
- * picks the insert operation.  NULL values are never duplicates and are
+ * picks the insert operation.  is_duplicate(value, filter, at) is the
+ * arrival of a sliding filter whose window is a time, at its time.  NULL values are never duplicates and are
  * not inserted; a NULL filter is an error.
  *
  *-------------------------------------------------------------------------
@@ -147,6 +148,21 @@ is_duplicate_common(FunctionCallInfo fcinfo, SbfElementKind kind)
 	if (isnull)
 		PG_RETURN_BOOL(false);
 
+	/* is_duplicate(value, filter, at): an arrival at its time */
+	if (PG_NARGS() == 3)
+	{
+		Datum		at = WinGetFuncArgCurrent(winobj, 2, &isnull);
+
+		if (isnull)
+			slidingbloom_time_is_null();
+		if (state->insert != slidingbloom_insert)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("only a sliding filter's window can be a time")));
+		PG_RETURN_BOOL(slidingbloom_arrive_at((SlidingBloom) state->filter,
+											  sbf_hash_element(value, kind, state->seed),
+											  DatumGetInt64(at)));
+	}
 	PG_RETURN_BOOL(state->insert(state->filter,
 								 sbf_hash_element(value, kind, state->seed)));
 }
@@ -162,3 +178,4 @@ is_duplicate_int8(PG_FUNCTION_ARGS)
 {
 	return is_duplicate_common(fcinfo, SBF_ELEMENT_INT8);
 }
+

@@ -157,7 +157,8 @@ sub fuzz
 fuzz('fuzz_values', 'bloom, stablebloom and slidingbloom input and validation',
 	[
 		"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
-		"$src/slidingbloom.c", "$src/sizing.c", "$src/hash.c"
+		"$src/slidingbloom.c", "$src/slidingbloom_time.c", "$src/sizing.c",
+		"$src/hash.c"
 	],
 	[], []);
 fuzz('fuzz_url', 'url_canonical (uriparser, libidn2)',

@@ -1,9 +1,10 @@
 
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
-# bloom and stablebloom values copied from one cluster to another, with
-# COPY ... TO on the first and COPY ... FROM on the second, in text and in
-# binary format, arrive identical; the binary form (send) is the stored
+# bloom, stablebloom and slidingbloom values (windows of arrivals and of
+# time) copied from one cluster to another, with COPY ... TO on the first
+# and COPY ... FROM on the second, in text and in binary format, arrive
+# identical; the binary form (send) is the stored
 # payload that the text form spells in hexadecimal.
 
 use strict;
@@ -39,6 +40,16 @@ INSERT INTO sfilters VALUES
 		 FROM generate_series(1, 150000) g)),
 	(4, (SELECT stablebloom_agg(g, stablebloom_empty(999, 2, 255, 3) ORDER BY g) FROM generate_series(1, 50) g)),
 	(5, NULL);
+CREATE TABLE wfilters (id int PRIMARY KEY, filter slidingbloom);
+INSERT INTO wfilters VALUES
+	(1, slidingbloom_sized(100, 0.01)),
+	(2, (SELECT slidingbloom_agg(g, slidingbloom_fit(500, 960, 0, true, 100) ORDER BY g)
+		 FROM generate_series(1, 700) g)),
+	(3, slidingbloom_sized('7 days', 1000, 0.01, '1 hour', -5)),
+	(4, (SELECT slidingbloom_agg('https://example.org/' || g, slidingbloom_sized('1 day', 100000, 0.01),
+								 timestamptz '2026-01-01 00:00+00' + g * interval '1 second' ORDER BY g)
+		 FROM generate_series(1, 150000) g)),
+	(5, NULL);
 });
 
 # rows, non-NULL values and a digest of the stored bytes of TABLE
@@ -53,12 +64,14 @@ FROM $table
 });
 }
 
-foreach my $table ('filters', 'sfilters')
+my %type_of = (filters => 'bloom', sfilters => 'stablebloom', wfilters => 'slidingbloom');
+# the large value, whose last 100 URLs are looked up after the trip
+my %large_of = (filters => 4, sfilters => 3, wfilters => 4);
+foreach my $table ('filters', 'sfilters', 'wfilters')
 {
-	my $type = $table eq 'filters' ? 'bloom' : 'stablebloom';
+	my $type = $type_of{$table};
 	my $send = "${type}_send";
-	# the large value, whose last 100 URLs are looked up after the trip
-	my $large = $table eq 'filters' ? 4 : 3;
+	my $large = $large_of{$table};
 
 	$source->safe_psql(
 		'postgres', qq{

@@ -14,6 +14,8 @@
 
 #include "pg_version_compat.h"
 
+#include "common/int.h"
+
 #include "bloom.h"
 #include "fuzz.h"
 #include "sizing.h"
@@ -89,6 +91,44 @@ exercise_stablebloom(StableBloom filter)
 	(void) sbf_value_to_text((struct varlena *) copy);
 }
 
+/*
+ * A window of time: an arrival one tick ahead of the clock (or at 0 before
+ * any), then 40 more a microsecond apart; the first is found by the last
+ * when the window is at least 41 microseconds
+ */
+static void
+exercise_slidingbloom_time(SlidingBloom filter, SbfHash h)
+{
+	const SlidingBloomClock *clock = slidingbloom_clock(filter);
+	SlidingBloom copy;
+	int64		ts = 0;
+	bool		stored;
+	int			i;
+
+	if (filter->arrivals > 0 &&
+		(pg_add_s64_overflow(clock->clock, 1, &ts) ||
+		 pg_mul_s64_overflow(ts, clock->unit, &ts) ||
+		 ts > PG_INT64_MAX / 2 || ts < PG_INT64_MIN / 2))
+		return;					/* a clock no real timestamp reaches */
+	(void) slidingbloom_test_at(filter, h, ts);
+	if (slidingbloom_full_size(filter) > FUZZ_MAX_MATERIALIZED / 16)
+		return;
+	copy = slidingbloom_copy_datum(PointerGetDatum(filter));
+	stored = !slidingbloom_arrive_at(copy, h, ts) || SLIDINGBLOOM_REFRESH(copy);
+	if (stored && !slidingbloom_test_at(copy, h, ts))
+		abort();				/* just stored, at its own time */
+	for (i = 1; i <= 40; i++)
+	{
+		SbfHash		other = sbf_hash_bytes(&i, sizeof(i), copy->seed);
+
+		(void) slidingbloom_arrive_at(copy, other, ts + i);
+	}
+	if (stored && !slidingbloom_test_hash(copy, h) &&
+		slidingbloom_clock(copy)->window_usec >= 41)
+		abort();				/* stored 40 microseconds ago, inside the window */
+	(void) sbf_value_to_text((struct varlena *) copy);
+}
+
 static void
 exercise_slidingbloom(SlidingBloom filter)
 {
@@ -98,6 +138,11 @@ exercise_slidingbloom(SlidingBloom filter)
 	int			i;
 
 	(void) slidingbloom_test_hash(filter, h);
+	if (SLIDINGBLOOM_IS_TIME(filter))
+	{
+		exercise_slidingbloom_time(filter, h);
+		return;
+	}
 	if (SLIDINGBLOOM_IS_STAMPED(filter))
 		(void) slidingbloom_stamped_fpr(filter->hashes, filter->slice_bits,
 										(double) (filter->window - 1));
