@@ -34,6 +34,7 @@ OBJS = \
 	src/shared_page.o \
 	src/shared_pending.o \
 	src/shared_read.o \
+	src/shared_sliding.o \
 	src/simhash.o \
 	src/simhash_gin.o \
 	src/simhash_keys.o \
@@ -48,7 +49,7 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned shared_growth cancellation slidingbloom slidingbloom_errors simhash url \
+	shared_partitioned shared_growth shared_sliding cancellation slidingbloom slidingbloom_errors simhash url \
 	sieve_compressed
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
