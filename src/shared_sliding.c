@@ -152,19 +152,25 @@ sbf_stamp_encode(int64 s, int64 modulus)
 	return (uint32) (r + 1);
 }
 
-/* The clock in (ref - M, ref] that a non-zero cell holds */
+/* ref mod M, in [0, M) */
 static inline int64
-sbf_stamp_decode(uint32 cell, int64 ref, int64 modulus)
+sbf_stamp_residue(int64 ref, int64 modulus)
 {
 	int64		r = ref % modulus;
-	int64		d;
 
-	if (r < 0)
-		r += modulus;
-	d = r - (int64) (cell - 1);
-	if (d < 0)
-		d += modulus;
-	return ref - d;
+	return (r < 0) ? r + modulus : r;
+}
+
+/*
+ * The age ref - s of the clock s in (ref - M, ref] that a non-zero cell
+ * holds (its decoding), from ref's residue: no division a cell
+ */
+static inline int64
+sbf_stamp_age(uint32 cell, int64 residue, int64 modulus)
+{
+	int64		d = residue - (int64) (cell - 1);
+
+	return (d < 0) ? d + modulus : d;
 }
 
 /*
@@ -177,28 +183,57 @@ sbf_stamped_test(const SbfSharedMeta *meta, const uint8 *cells, SbfHash hash,
 {
 	uint64		span = sbf_shared_page_cells(meta);
 	int64		modulus = sbf_stamp_modulus(meta->cell_bits);
+	int64		residue = sbf_stamp_residue(ref, modulus);
 	SbfProbe	probe;
 	int			i;
 
+	/* (a stamp in the future of since is live: ref >= since is not needed) */
 	sbf_probe_init(&probe, hash);
 	for (i = 0; i < meta->hashes; i++)
 	{
 		uint32		cell = sbf_stamp_get(cells, meta->cell_bits,
 										 sbf_probe_next(&probe, span));
 
-		if (cell == 0 || sbf_stamp_decode(cell, ref, modulus) < since)
+		if (cell == 0 || ref - sbf_stamp_age(cell, residue, modulus) < since)
 			return false;
 	}
 	return true;
 }
 
-/* Stamp the value's k cells with clock t where they hold an older one */
+/*
+ * The 8-byte words of a page an add changed, so that only they are logged
+ * (as the line layout logs only its lines' changed words): a cell never
+ * straddles two, the cells starting 8-byte aligned.
+ */
+typedef struct SbfTouched
+{
+	uint64		words[BLCKSZ / sizeof(uint64) / 64];
+} SbfTouched;
+
+static inline void
+sbf_touch(SbfTouched *touched, const void *page, const void *at, Size length)
+{
+	Size		first = ((const char *) at - (const char *) page) / sizeof(uint64);
+	Size		last = ((const char *) at - (const char *) page + length - 1) / sizeof(uint64);
+	Size		w;
+
+	if (touched == NULL)
+		return;
+	for (w = first; w <= last; w++)
+		touched->words[w / 64] |= UINT64CONST(1) << (w % 64);
+}
+
+/*
+ * Stamp the value's k cells with clock t where they hold an older one,
+ * marking the words changed in touched (page: the page they are in)
+ */
 static void
 sbf_stamped_stamp(const SbfSharedMeta *meta, uint8 *cells, SbfHash hash,
-				  int64 ref, int64 t)
+				  int64 ref, int64 t, SbfTouched *touched, const void *page)
 {
 	uint64		span = sbf_shared_page_cells(meta);
 	int64		modulus = sbf_stamp_modulus(meta->cell_bits);
+	int64		residue = sbf_stamp_residue(ref, modulus);
 	uint32		stamp = sbf_stamp_encode(t, modulus);
 	SbfProbe	probe;
 	int			i;
@@ -209,8 +244,12 @@ sbf_stamped_stamp(const SbfSharedMeta *meta, uint8 *cells, SbfHash hash,
 		uint64		c = sbf_probe_next(&probe, span);
 		uint32		cell = sbf_stamp_get(cells, meta->cell_bits, c);
 
-		if (cell == 0 || sbf_stamp_decode(cell, ref, modulus) < t)
+		if (cell == 0 || ref - sbf_stamp_age(cell, residue, modulus) < t)
+		{
 			sbf_stamp_set(cells, meta->cell_bits, c, stamp);
+			sbf_touch(touched, page, cells + c * (meta->cell_bits / 8),
+					  meta->cell_bits / 8);
+		}
 	}
 }
 
@@ -222,7 +261,7 @@ sbf_stamped_stamp(const SbfSharedMeta *meta, uint8 *cells, SbfHash hash,
  */
 static void
 sbf_stamped_age(const SbfSharedMeta *meta, const SbfSlidingState *sliding,
-				uint8 *block, int64 c)
+				uint8 *block, int64 c, SbfTouched *touched, const void *page)
 {
 	SbfStampedPage *header = sbf_stamped_header(block);
 	uint8	   *cells = block + sizeof(SbfStampedPage);
@@ -232,22 +271,30 @@ sbf_stamped_age(const SbfSharedMeta *meta, const SbfSlidingState *sliding,
 	if (c - header->latest > horizon)
 	{
 		memset(cells, 0, SBF_STAMPED_CELL_BYTES);
+		sbf_touch(touched, page, cells, SBF_STAMPED_CELL_BYTES);
 		header->aged = c;
 	}
 	else if (c - header->aged >= sliding->period)
 	{
 		uint64		span = sbf_shared_page_cells(meta);
+		int64		residue = sbf_stamp_residue(c, modulus);
 		uint64		i;
 
 		for (i = 0; i < span; i++)
 		{
 			uint32		cell = sbf_stamp_get(cells, meta->cell_bits, i);
 
-			if (cell != 0 && sbf_stamp_decode(cell, c, modulus) < c - horizon)
+			if (cell != 0 && sbf_stamp_age(cell, residue, modulus) > horizon)
+			{
 				sbf_stamp_set(cells, meta->cell_bits, i, 0);
+				sbf_touch(touched, page, cells + i * (meta->cell_bits / 8),
+						  meta->cell_bits / 8);
+			}
 		}
 		header->aged = c;
 	}
+	if (c > header->latest || header->aged == c)
+		sbf_touch(touched, page, header, sizeof(SbfStampedPage));
 	header->latest = Max(header->latest, c);
 }
 
@@ -821,7 +868,8 @@ sbf_sliding_sort(SbfBatchItem *items, int n, uint64 pages)
 /*
  * Test-and-add the n items of one data page: age it, then each item in
  * input order at its clock, clocks[i] for item i.  A page's first write is
- * a full-page image; later ones log the words that changed.
+ * a full-page image; later ones log the 8-byte words that changed, in
+ * generic WAL's record format (sbf_log_delta), as the other kinds do.
  */
 static void
 sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
@@ -833,14 +881,14 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	BlockNumber blkno = items[0].page;
 	Buffer		buf = sbf_shared_pin(rel, blkno);
 	GenericXLogState *xlog = NULL;
-	static PGAlignedBlock before;
 	static SbfDelta delta_buffer;
 	SbfDelta   *delta = &delta_buffer;
+	SbfTouched	touched;
+	SbfTouched *track = NULL;
 	SbfStampedPage *header;
 	uint8	   *block;
 	Page		page;
 	bool		isnew;
-	int64		c;
 	int			i;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -853,13 +901,15 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 		xlog = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE);
 	}
-	else if (wal)
+	else
 	{
-		memcpy(before.data, page, BLCKSZ);
+		if (wal)
+		{
+			memset(&touched, 0, sizeof(touched));
+			track = &touched;
+		}
 		START_CRIT_SECTION();
 	}
-	else
-		START_CRIT_SECTION();
 
 	if (isnew)
 	{
@@ -873,35 +923,52 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	{
 		/* a call that lags more than the tolerance behind is moved up to it */
 		int64		t = Max(clocks[i], header->latest - sliding->tolerance);
+		int64		c = Max(t, header->latest);
 
-		c = Max(t, header->latest);
-		sbf_stamped_age(meta, sliding, block, c);
+		sbf_stamped_age(meta, sliding, block, c, track, page);
 		present[i] = sbf_stamped_test(meta, block + sizeof(SbfStampedPage),
 									  items[i].hash, c, t - sliding->reach);
 		if (refresh || !present[i])
 			sbf_stamped_stamp(meta, block + sizeof(SbfStampedPage),
-							  items[i].hash, c, t);
+							  items[i].hash, c, t, track, page);
 	}
 
 	if (xlog != NULL)
-		GenericXLogFinish(xlog);
-	else
 	{
-		if (wal)
-		{
-			PageHeader	ph = (PageHeader) page;
-
-			delta->len = 0;
-			sbf_delta_region(delta, before.data, page,
-							 sbf_contents_offset(meta, blkno), ph->pd_lower);
-			if (delta->len > 0)
-				sbf_log_delta(buf, delta);
-		}
-		else
-			MarkBufferDirty(buf);
-		END_CRIT_SECTION();
+		GenericXLogFinish(xlog);
+		UnlockReleaseBuffer(buf);
+		return;
 	}
-	if (wal && xlog == NULL && delta->len == 0)
+	if (track != NULL)
+	{
+		int			w;
+
+		/* each run of touched words, found a bitmap word at a time */
+		delta->len = 0;
+		for (w = 0; w < (int) (BLCKSZ / sizeof(uint64));)
+		{
+			uint64		bits = touched.words[w / 64] >> (w % 64);
+			int			run;
+
+			if (bits == 0)
+			{
+				w = (w / 64 + 1) * 64;
+				continue;
+			}
+			w += pg_rightmost_one_pos64(bits);
+			run = w;
+			while (w < (int) (BLCKSZ / sizeof(uint64)) &&
+				   (touched.words[w / 64] & (UINT64CONST(1) << (w % 64))))
+				w++;
+			sbf_delta_append(delta, (const char *) page, run * sizeof(uint64),
+							 (w - run) * sizeof(uint64));
+		}
+		sbf_log_delta(buf, delta);
+	}
+	else
+		MarkBufferDirty(buf);
+	END_CRIT_SECTION();
+	if (track != NULL && delta->len == 0)
 	{
 		/* nothing changed: what was found may be another's unflushed WAL */
 		XLogRecPtr	lsn = PageGetLSN(page);
@@ -1066,6 +1133,7 @@ sbf_sliding_info(Relation rel, StringInfo buf, bool read_pages)
 				if (header->latest >= t - sliding.reach)
 				{
 					int64		ref = Max(t, header->latest);
+					int64		residue = sbf_stamp_residue(ref, modulus);
 					uint64		i;
 
 					for (i = 0; i < span; i++)
@@ -1073,7 +1141,7 @@ sbf_sliding_info(Relation rel, StringInfo buf, bool read_pages)
 						uint32		cell = sbf_stamp_get(cells, meta.cell_bits, i);
 
 						if (cell != 0 &&
-							sbf_stamp_decode(cell, ref, modulus) >= t - sliding.reach)
+							ref - sbf_stamp_age(cell, residue, modulus) >= t - sliding.reach)
 							page_live++;
 					}
 				}
