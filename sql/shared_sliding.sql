@@ -149,8 +149,15 @@ CREATE TABLE copied (page bigint, data bytea) USING sbf_filter;
 INSERT INTO copied SELECT * FROM last10 ORDER BY page;
 SELECT shared_info('copied') - 'size_bytes' = shared_info('last10') - 'size_bytes' AS same_info;
 SELECT shared_test_and_add('copied', ARRAY['p', 'q', 'z', 'a']) = shared_test_and_add('last10', ARRAY['p', 'q', 'z', 'a']) AS same_answers;
--- shared_reset empties it and keeps its parameters and clock
+-- shared_reset empties it, keeps its parameters and starts its clock again:
+-- the way back from a time far in the future, which the clock keeps
 SELECT shared_reset('last10');
 SELECT shared_contains('last10', 'a'), (shared_info('last10')->>'clock')::bigint AS clock;
+SELECT shared_test_and_add('hourly', 'x', '2126-01-01 00:00:00+00');
+\set VERBOSITY terse
+SELECT shared_test_and_add('hourly', 'x');
+\set VERBOSITY default
+SELECT shared_reset('hourly');
+SELECT shared_info('hourly')->'clock' AS clock, shared_test_and_add('hourly', 'x'), shared_test_and_add('hourly', 'x');
 
 DROP TABLE last10, refreshed, plain, exact, idle, hourly, monthly, plain_bloom, copied;

@@ -143,7 +143,7 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
 	{
 		if (sbf_meta_has_state(meta))
 			sbf_state_init(&initial, meta, state->growth, state->tightening);
-		/* a sliding filter comes back with its clock at 0: it only moves on */
+		/* a sliding filter comes back with its clock as when it was made */
 		if (sliding != NULL)
 		{
 			initial_sliding = *sliding;
@@ -512,7 +512,13 @@ shared_reset(PG_FUNCTION_ARGS)
 	sbf_run_utility(sql);
 
 	rel = table_open(relid, AccessExclusiveLock);
-	/* a sliding filter keeps its clock, which never goes back */
+
+	/*
+	 * An empty sliding filter's clock starts again, as when it was made: so
+	 * a filter whose clock a mistaken time moved into the future can be
+	 * used again (with no page left, nothing is decoded against the old)
+	 */
+	sliding.clock = (sliding.flags & SBF_SLIDING_TIME) ? PG_INT64_MIN : 0;
 	sbf_shared_init_storage(rel, &meta, &state,
 							meta.version == SBF_SHARED_LAYOUT_STAMPED ? &sliding : NULL);
 	table_close(rel, NoLock);
