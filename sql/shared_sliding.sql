@@ -149,6 +149,15 @@ CREATE TABLE copied (page bigint, data bytea) USING sbf_filter;
 INSERT INTO copied SELECT * FROM last10 ORDER BY page;
 SELECT shared_info('copied') - 'size_bytes' = shared_info('last10') - 'size_bytes' AS same_info;
 SELECT shared_test_and_add('copied', ARRAY['p', 'q', 'z', 'a']) = shared_test_and_add('last10', ARRAY['p', 'q', 'z', 'a']) AS same_answers;
+-- a page 0 is checked before it is restored: its length, and a clock
+-- whose fields could not decode the pages
+CREATE TABLE damaged (page bigint, data bytea) USING sbf_filter;
+INSERT INTO damaged SELECT 0, substr(data, 1, 2656) FROM last10 WHERE page = 0;
+INSERT INTO damaged SELECT 0, overlay(data PLACING '\xffff000000000000'::bytea FROM 2705) FROM last10 WHERE page = 0;
+INSERT INTO damaged SELECT 0, overlay(data PLACING '\x04000000'::bytea FROM 2713) FROM last10 WHERE page = 0;
+INSERT INTO damaged SELECT 0, overlay(data PLACING '\x0300'::bytea FROM 7) FROM plain_bloom WHERE page = 0;
+DROP TABLE damaged;
+
 -- shared_reset empties it, keeps its parameters and starts its clock again:
 -- the way back from a time far in the future, which the clock keeps
 SELECT shared_reset('last10');

@@ -6,7 +6,8 @@
 # has every page (and the clock on the metapage) as the primary and
 # answers as it did; an immediate shutdown keeps every committed add; an
 # unlogged filter comes back empty with its parameters; pg_dump and
-# pg_restore move a filter with its clock, answering as before.  Windows
+# pg_restore move a filter with its clock, answering as before; and the
+# false-positive rate at capacity is the one asked for.  Windows
 # of arrivals and of time, aged many times over (more arrivals than the
 # window, days of a daily window).
 
@@ -156,6 +157,27 @@ is($primary->safe_psql('restored', q{
 	$primary->safe_psql('postgres', q{
 		SELECT shared_test_and_add('recent', ARRAY['https://example.com/after', 'https://example.com/new'])}),
 	'recent: the restored filter goes on as the original');
+
+# the false-positive rate at capacity is the one asked for: 300,000
+# arrivals into a window of 100,000 at 1%, and 96,000 URLs a day (2,000
+# every half hour) into a daily window sized for 100,000
+$primary->safe_psql('postgres', q{
+	SELECT shared_slidingbloom_create('accuracy', 100000, 0.01);
+	SELECT shared_slidingbloom_create('accuracy_daily', interval '1 day', 0.01, 100000);
+	SELECT count(*) FROM generate_series(0, 29) b,
+		unnest(shared_test_and_add('accuracy', ARRAY(SELECT 'u' || (b * 10000 + g) FROM generate_series(1, 10000) g)));
+	SELECT count(*) FROM generate_series(0, 95) b,
+		unnest(shared_test_and_add('accuracy_daily', ARRAY(SELECT 'u' || (b * 2000 + g) FROM generate_series(1, 2000) g),
+		                           timestamptz '2026-01-01 00:00+00' + b * interval '30 minutes'));
+});
+my $fpr = $primary->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE shared_contains('accuracy', 'absent' || g))::float8 / 200000
+	  FROM generate_series(1, 200000) g});
+ok($fpr > 0.005 && $fpr < 0.013, "window of arrivals: false-positive rate $fpr at capacity, asked 0.01");
+$fpr = $primary->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE shared_contains('accuracy_daily', 'absent' || g, '2026-01-02 23:30+00'))::float8 / 200000
+	  FROM generate_series(1, 200000) g});
+ok($fpr > 0.004 && $fpr < 0.013, "window of time: false-positive rate $fpr near capacity, asked 0.01");
 
 SbfTest::no_crash($primary);
 SbfTest::no_crash($standby);
