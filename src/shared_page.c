@@ -565,6 +565,19 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 	else if (meta->version == SBF_SHARED_LAYOUT_PENDING)
 		sbf_prefetch(sbf_state_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET,
 										  sbf_line_state(hash)));
+	else if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
+	{
+		/* a sliding filter's k cells, anywhere in the page */
+		uint8	   *cells = (uint8 *) page + SBF_LINES_BLOCK_OFFSET + sizeof(SbfStampedPage);
+		uint64		span = sbf_shared_page_cells(meta);
+		SbfProbe	probe;
+		int			i;
+
+		sbf_prefetch(page + SBF_LINES_BLOCK_OFFSET);
+		sbf_probe_init(&probe, hash);
+		for (i = 0; i < meta->hashes; i++)
+			sbf_prefetch(cells + sbf_probe_next(&probe, span) * (meta->cell_bits / 8));
+	}
 }
 
 /*
