@@ -305,7 +305,8 @@ typedef SlidingBloomData *SlidingBloom;
 	((uint64) ((MaxAllocSize - SLIDINGBLOOM_HEADER_SIZE) / sizeof(uint64)))
 
 /*
- * Shared filters (shared_bloom_create, shared_stablebloom_create; see
+ * Shared filters (shared_bloom_create, shared_stablebloom_create,
+ * shared_slidingbloom_create; see
  * docs/format.md): a relation of the table access method sbf_filter.
  * Block 0 is the metapage, blocks 1..pages the data pages.  Every page has
  * the standard page layout (so checksums, full-page images and generic WAL
@@ -452,10 +453,12 @@ typedef struct SbfSharedMeta
 {
 	uint32		magic;			/* SBF_MAGIC_SHARED */
 	uint16		version;		/* the layout: SBF_SHARED_LAYOUT_* */
-	uint16		kind;			/* SBF_SHARED_BLOOM or SBF_SHARED_STABLEBLOOM */
+	uint16		kind;			/* SBF_SHARED_BLOOM, _STABLEBLOOM or
+								 * _SLIDINGBLOOM */
 	uint16		hashes;			/* k, 1..SBF_MAX_HASHES */
-	uint8		max;			/* Max of a cell: 1 for bloom */
-	uint8		cell_bits;		/* bits per cell: 1 for bloom, 1/2/4/8 */
+	uint8		max;			/* Max of a cell: 1 for bloom, 0 for sliding */
+	uint8		cell_bits;		/* bits per cell: 1 for bloom, 1/2/4/8,
+								 * 8/16/32 for sliding */
 	uint32		block_bits;		/* bits of one data page: SBF_BLOCK_BITS */
 	uint64		pages;			/* data pages (blocks 1..pages) */
 	uint64		cells;			/* bits (bloom) or cells in all: pages *
@@ -463,7 +466,8 @@ typedef struct SbfSharedMeta
 	uint64		decrements;		/* P per insertion, in the element's page; 0
 								 * for bloom */
 	uint64		seed;			/* of XXH3-128 and of the pages' PRNGs */
-	int64		capacity;		/* bloom: capacity asked; stable: cells asked */
+	int64		capacity;		/* bloom, sliding: capacity asked (sliding:
+								 * values a window); stable: cells asked */
 	float8		fpr;			/* false-positive rate asked */
 } SbfSharedMeta;
 

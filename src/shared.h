@@ -2,15 +2,18 @@
  *
  * shared.h
  *	  Shared filters: the page access API shared by the table access method
- *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c)
- *	  and reading (shared_read.c).
+ *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c),
+ *	  reading (shared_read.c) and the sliding kind (shared_sliding.c).
  *
  * A shared filter is a table of access method sbf_filter whose pages are
  * the filter's own (layout in format.h and docs/format.md).  All k probes
  * of an element fall in one data page, so testing an element is one
  * buffer share-locked and adding it one buffer locked exclusively.
  *
- * The metapage never changes after creation, so each backend reads it once
+ * The metapage's parameters never change after creation (its state, a
+ * transactional filter's counts and sub-filters or a sliding filter's
+ * clock, does, and is read again from the page where it matters), so each
+ * backend reads it once
  * and keeps it in the relcache entry's rd_amcache, with the number of
  * blocks it last saw (a probe of a page below it costs no lseek).  What
  * gives a filter other parameters gives it new storage (TRUNCATE, then a
