@@ -212,6 +212,95 @@ COMMENT ON FUNCTION shared_stablebloom_snapshot(regclass) IS
 	'a shared Stable Bloom filter as a stablebloom value (blocked layout) answering as the shared filter does; at most 1 GB';
 
 --
+-- Shared sliding filters: the stamped slidingbloom layout in pages, a window
+-- of arrivals or of time, aged lazily page by page (src/shared_sliding.c)
+--
+
+CREATE FUNCTION shared_slidingbloom_create(name text, "window" bigint,
+		fpr double precision, capacity bigint DEFAULT NULL,
+		tolerance bigint DEFAULT NULL, seed bigint DEFAULT 0,
+		refresh boolean DEFAULT false, unlogged boolean DEFAULT false,
+		if_not_exists boolean DEFAULT false)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_slidingbloom_create(text, bigint, double precision, bigint, bigint, bigint, boolean, boolean, boolean) IS
+	'create a shared sliding filter, a table owned by the caller, that reports a value seen when it arrived among the window - 1 arrivals before, sized for capacity values in a window (window - 1 by default) at the given false-positive rate; with refresh, every arrival restarts its window, not only those reported new';
+
+CREATE FUNCTION shared_slidingbloom_create(name text, "window" interval,
+		fpr double precision, capacity bigint,
+		tolerance interval DEFAULT NULL, seed bigint DEFAULT 0,
+		refresh boolean DEFAULT false, unlogged boolean DEFAULT false,
+		if_not_exists boolean DEFAULT false)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME', 'shared_slidingbloom_create_time'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_slidingbloom_create(text, interval, double precision, bigint, interval, bigint, boolean, boolean, boolean) IS
+	'create a shared sliding filter, a table owned by the caller, that reports a value seen when it arrived less than the window before (in 64 ticks of the window: up to a tick more), sized for capacity values in a window at the given false-positive rate, taking arrivals up to tolerance late (a window / 8 by default)';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, value text, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_test_and_add'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, text, timestamptz) IS
+	'shared_test_and_add into a sliding filter with a window of time, of a value that arrived at the given time';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, value bytea, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_test_and_add'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, bytea, timestamptz) IS
+	'shared_test_and_add into a sliding filter with a window of time, of a value that arrived at the given time';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, value bigint, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_test_and_add_int8'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, bigint, timestamptz) IS
+	'shared_test_and_add into a sliding filter with a window of time, of a value that arrived at the given time';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, "values" text[], at timestamptz)
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'shared_test_and_add_array'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, text[], timestamptz) IS
+	'shared_test_and_add of each value in order, all arrived at the given time, into a sliding filter with a window of time; NULL for a NULL value';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, "values" bytea[], at timestamptz)
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'shared_test_and_add_array'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, bytea[], timestamptz) IS
+	'shared_test_and_add of each value in order, all arrived at the given time, into a sliding filter with a window of time; NULL for a NULL value';
+
+CREATE FUNCTION shared_test_and_add(filter regclass, "values" bigint[], at timestamptz)
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'shared_test_and_add_array'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shared_test_and_add(regclass, bigint[], timestamptz) IS
+	'shared_test_and_add of each value in order, all arrived at the given time, into a sliding filter with a window of time; NULL for a NULL value';
+
+CREATE FUNCTION shared_contains(filter regclass, value text, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_contains'
+	LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION shared_contains(regclass, text, timestamptz) IS
+	'true when the value was probably added to the sliding filter within the window before the given time';
+
+CREATE FUNCTION shared_contains(filter regclass, value bytea, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_contains'
+	LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION shared_contains(regclass, bytea, timestamptz) IS
+	'true when the value was probably added to the sliding filter within the window before the given time';
+
+CREATE FUNCTION shared_contains(filter regclass, value bigint, at timestamptz)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'shared_contains_int8'
+	LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION shared_contains(regclass, bigint, timestamptz) IS
+	'true when the value was probably added to the sliding filter within the window before the given time';
+
+--
 -- The slidingbloom type: duplicates among the last w arrivals, never a
 -- false negative inside the window (an age-partitioned Bloom filter,
 -- Shtul, Baquero & Almeida 2020: k + l slices of m bits, g arrivals per

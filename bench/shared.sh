@@ -42,6 +42,11 @@
 #    where the server has it);
 #  - at 1 GB, batches in which 900 of the 1,000 URLs were added before (the
 #    crawl's common case), against the no-op of the same batches;
+#  - the re-crawl loop of docs/shared.md: shared sliding filters of the 4 MB
+#    stage's capacity (3.4M URLs a window at 1%), a window of 7 days
+#    (shared_test_and_add(f, batch, now())) and one of 3.4M arrivals,
+#    logged and unlogged, 1 session, new filters every run of 1,600 calls,
+#    beside the Bloom kind's 4 MB lines;
 #  - the exact answer a user writes in two lines, as its baseline: INSERT
 #    INTO seen (sig) SELECT url_signature(u) FROM unnest(batch) u ON
 #    CONFLICT DO NOTHING RETURNING sig, into a bigint primary key of 20M
@@ -273,6 +278,27 @@ if [ "$(psql -c "SELECT 'lz4' = ANY (enumvals) AND current_setting('is_superuser
 fi
 say "batches of 1,000 URLs: 4 MB, $REPEAT rounds"
 stage 4MB 3400000 "$SMALL_CALLS" "$REPEAT" fresh
+
+# the re-crawl loop: sliding filters beside the 4 MB Bloom filters
+say "batches of 1,000 URLs into sliding filters: $REPEAT rounds"
+declare -A slide=(
+	[time]="interval '7 days', 0.01, 3400000"
+	[arrivals]="3400000, 0.01"
+)
+for r in $(seq 1 "$REPEAT"); do
+	for w in time arrivals; do
+		for l in logged unlogged; do
+			sql -c "DROP TABLE IF EXISTS slide_$l" \
+				-c "SELECT shared_slidingbloom_create('slide_$l', ${slide[$w]}, unlogged => $([ "$l" = unlogged ] && echo true || echo false))" \
+				-c "SELECT shared_test_and_add('slide_$l', array(SELECT 'https://www.example.org/warm/' || g FROM generate_series(1, 20000) g))"
+			run "b:slide_$w:$l:1" 1 "-t $SMALL_CALLS" "$MANY
+SELECT shared_test_and_add('slide_$l', $BATCH);"
+		done
+	done
+done
+sizes[slide]=$(psql -c "SELECT pg_size_pretty(pg_relation_size('slide_logged'))")
+sql -c "DROP TABLE slide_logged, slide_unlogged"
+
 say "batches of 1,000 URLs: 1 GB, $REPEAT rounds"
 stage 1GB 890000000 "-T $T" "$REPEAT" 1000
 
@@ -419,10 +445,18 @@ done
 if [ -n "${variant[16GB]:-}" ]; then
 	batch_row "16GB logged, lz4 images" "b:16GB:logged_lz4:1" "b:16GB:noop:1" 1
 fi
+# the re-crawl loop's sliding filters, net over the 4 MB stage's no-op
+for w in time arrivals; do
+	for l in logged unlogged; do
+		batch_row "sliding $w $l" "b:slide_$w:$l:1" "b:4MB:noop:1" 1
+	done
+done
 cat <<TXT
   (4MB: ${sizes[4MB]}, $SMALL_CALLS calls a run on a new filter; 1GB: ${sizes[1GB]}, after
   1,000 calls writing every page ("new pages": those calls); 16GB: ${sizes[16GB]},
-  $BIG_CALLS calls a run, nearly all on new pages; the data directory's
+  $BIG_CALLS calls a run, nearly all on new pages; sliding: a window of 7
+  days or of 3.4M arrivals for 3.4M URLs at 1%, ${sizes[slide]} (arrivals), new
+  filters of $SMALL_CALLS calls a run, beside the 4MB lines; the data directory's
   largest size on disk: $(cat "$BENCH_TMP/disk_peak") MB)
 
 peak private memory of the backend (RssAnon), MB               no-op  shared_test_and_add

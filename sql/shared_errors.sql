@@ -163,8 +163,8 @@ SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, (SELECT data FROM met
 SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, substr((SELECT data FROM meta), 1, 63)) $$);
 -- every field of the metapage is checked
 SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(0, '\x00000000')) $$) AS magic;
-SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(4, '\x0400')) $$) AS version;
-SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(6, '\x0300')) $$) AS kind;
+SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(4, '\x0500')) $$) AS version;
+SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(6, '\x0400')) $$) AS kind;
 SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(6, '\x0200')) $$) AS stable_in_lines;
 SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(8, '\x0000')) $$) AS hashes_0;
 SELECT pg_temp.error_of($$ INSERT INTO restored VALUES (0, pg_temp.bad_meta(8, '\x0101')) $$) AS hashes_257;

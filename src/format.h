@@ -345,7 +345,8 @@ typedef struct SlidingBloomClock
 	((uint64) ((MaxAllocSize - SLIDINGBLOOM_HEADER_SIZE) / sizeof(uint64)))
 
 /*
- * Shared filters (shared_bloom_create, shared_stablebloom_create; see
+ * Shared filters (shared_bloom_create, shared_stablebloom_create,
+ * shared_slidingbloom_create; see
  * docs/format.md): a relation of the table access method sbf_filter.
  * Block 0 is the metapage, blocks 1..pages the data pages.  Every page has
  * the standard page layout (so checksums, full-page images and generic WAL
@@ -394,6 +395,7 @@ typedef struct SlidingBloomClock
 #define SBF_SHARED_LAYOUT_PAGES	1
 #define SBF_SHARED_LAYOUT_LINES	2
 #define SBF_SHARED_LAYOUT_PENDING	3
+#define SBF_SHARED_LAYOUT_STAMPED	4
 #define SBF_LINE_BYTES			64
 #define SBF_LINE_BITS			(SBF_LINE_BYTES * 8)
 #define SBF_LINE_WORDS			(SBF_LINE_BYTES / 8)
@@ -401,6 +403,7 @@ typedef struct SlidingBloomClock
 #define SBF_LINES_BLOCK_OFFSET	64
 #define SBF_SHARED_BLOOM		1
 #define SBF_SHARED_STABLEBLOOM	2
+#define SBF_SHARED_SLIDINGBLOOM	3
 
 #define SBF_BLOCK_BYTES			8000
 #define SBF_BLOCK_BITS			((uint64) SBF_BLOCK_BYTES * 8)
@@ -429,12 +432,47 @@ typedef struct SbfPendingAdd
 	uint32		state_hi;
 } SbfPendingAdd;
 
+/*
+ * SBF_SHARED_LAYOUT_STAMPED (4, shared sliding filters, kind
+ * SBF_SHARED_SLIDINGBLOOM, 1.1): the stamped layout of the slidingbloom
+ * type (above) in pages.  The block starts at SBF_LINES_BLOCK_OFFSET, as
+ * in the line layouts; its first 16 bytes are an SbfStampedPage, the
+ * rest m = SBF_STAMPED_CELL_BYTES * 8 / b cells of b = cell_bits bits
+ * (8, 16 or 32, so a cell is a little-endian integer of 1, 2 or 4 bytes),
+ * each 0 (empty) or (s mod M) + 1 for the clock s of the arrival that last
+ * set it, M = 2^b - 1.  An element's k cells are sbf_probe_next(...,
+ * m) in its page.  The special space's prng is 0.
+ *
+ * The clock counts arrivals (a window of arrivals) or ticks of the time
+ * (a window of time): SbfSlidingState, on the metapage.  A value arriving
+ * at clock t is present when its k cells hold clocks s >= t - reach.  A
+ * page is aged lazily, when it is next written at clock C (shared_sliding.c):
+ * with H = reach + tolerance (no later arrival can find a cell older than
+ * C - H), if C - latest > H every cell is dead and the cells are zeroed;
+ * else if C - aged >= period the dead cells are cleared; either way aged
+ * becomes C.  The cells then hold clocks in (aged - H, aged + period), and
+ * a reader at a clock R <= latest + reach decodes each cell as the clock
+ * s in (R - M, R] with that residue: period + 2 H <= M makes that the
+ * clock written.  A reader whose clock is more than reach past latest
+ * finds the page empty without decoding.  A page never written reads
+ * as empty.  In a row of the table (COPY), the 8000 bytes of the block.
+ */
+typedef struct SbfStampedPage
+{
+	int64		aged;			/* clock the page was last aged at */
+	int64		latest;			/* newest clock stamped into the page */
+} SbfStampedPage;
+
+#define SBF_STAMPED_CELL_BYTES	(SBF_BLOCK_BYTES - sizeof(SbfStampedPage))
+
 /* The bits of a data page of a layout */
 static inline uint64
 sbf_layout_block_bits(int layout)
 {
 	if (layout == SBF_SHARED_LAYOUT_PENDING)
 		return SBF_PENDING_LINES * SBF_LINE_BITS;
+	if (layout == SBF_SHARED_LAYOUT_STAMPED)
+		return SBF_STAMPED_CELL_BYTES * 8;
 	return SBF_BLOCK_BITS;
 }
 
@@ -455,10 +493,12 @@ typedef struct SbfSharedMeta
 {
 	uint32		magic;			/* SBF_MAGIC_SHARED */
 	uint16		version;		/* the layout: SBF_SHARED_LAYOUT_* */
-	uint16		kind;			/* SBF_SHARED_BLOOM or SBF_SHARED_STABLEBLOOM */
+	uint16		kind;			/* SBF_SHARED_BLOOM, _STABLEBLOOM or
+								 * _SLIDINGBLOOM */
 	uint16		hashes;			/* k, 1..SBF_MAX_HASHES */
-	uint8		max;			/* Max of a cell: 1 for bloom */
-	uint8		cell_bits;		/* bits per cell: 1 for bloom, 1/2/4/8 */
+	uint8		max;			/* Max of a cell: 1 for bloom, 0 for sliding */
+	uint8		cell_bits;		/* bits per cell: 1 for bloom, 1/2/4/8,
+								 * 8/16/32 for sliding */
 	uint32		block_bits;		/* bits of one data page: SBF_BLOCK_BITS */
 	uint64		pages;			/* data pages (blocks 1..pages) */
 	uint64		cells;			/* bits (bloom) or cells in all: pages *
@@ -466,7 +506,8 @@ typedef struct SbfSharedMeta
 	uint64		decrements;		/* P per insertion, in the element's page; 0
 								 * for bloom */
 	uint64		seed;			/* of XXH3-128 and of the pages' PRNGs */
-	int64		capacity;		/* bloom: capacity asked; stable: cells asked */
+	int64		capacity;		/* bloom, sliding: capacity asked (sliding:
+								 * values a window); stable: cells asked */
 	float8		fpr;			/* false-positive rate asked */
 } SbfSharedMeta;
 
@@ -529,6 +570,48 @@ typedef struct SbfSharedState
 	int64		adds;			/* values answered new, in all */
 	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
 } SbfSharedState;
+
+/*
+ * The metapage of a shared sliding filter (SBF_SHARED_LAYOUT_STAMPED) has
+ * the state of a transactional one (one sub-filter, no growth, its count
+ * of values answered new) and, after it, the SbfSlidingState: the
+ * window's parameters and its clock, the only field that changes.
+ *
+ * offset  size  field
+ *   0       8   clock       arrivals counted (the last one's number), or
+ *                           the newest tick seen; never goes back
+ *   8       8   window      arrivals (w), or the time in microseconds (W)
+ *  16       8   unit        microseconds a tick, ceil(W / 64); 0 for
+ *                           arrivals
+ *  24       8   reach       w - 1 arrivals, or n = ceil(W / unit) ticks:
+ *                           a value at t sees stamps s >= t - reach
+ *  32       8   tolerance   how late an arrival may come, in arrivals or
+ *                           ticks
+ *  40       8   tolerance_us  the tolerance asked, in microseconds (time)
+ *  48       8   period      a written page clears its dead cells when its
+ *                           clock has moved this far since it was aged
+ *  56       4   flags       SBF_SLIDING_TIME, SBF_SLIDING_REFRESH
+ *  60       4   (zero)
+ */
+typedef struct SbfSlidingState
+{
+	int64		clock;
+	int64		window;
+	int64		unit;
+	int64		reach;
+	int64		tolerance;
+	int64		tolerance_us;
+	int64		period;
+	uint32		flags;
+	uint32		zero;
+} SbfSlidingState;
+
+/* flags: the window is a time (the clock counts ticks, not arrivals) */
+#define SBF_SLIDING_TIME		0x0001
+/* flags: every arrival stamps its cells, not only those answered new */
+#define SBF_SLIDING_REFRESH		0x0002
+/* Ticks in a time window (its unit is ceil(W / this)) */
+#define SBF_SLIDING_TICKS		64
 
 /*
  * The special space of every page.  prng: the SplitMix64 state of a data

@@ -2,15 +2,18 @@
  *
  * shared.h
  *	  Shared filters: the page access API shared by the table access method
- *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c)
- *	  and reading (shared_read.c).
+ *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c),
+ *	  reading (shared_read.c) and the sliding kind (shared_sliding.c).
  *
  * A shared filter is a table of access method sbf_filter whose pages are
  * the filter's own (layout in format.h and docs/format.md).  All k probes
  * of an element fall in one data page, so testing an element is one
  * buffer share-locked and adding it one buffer locked exclusively.
  *
- * The metapage never changes after creation, so each backend reads it once
+ * The metapage's parameters never change after creation (its state, a
+ * transactional filter's counts and sub-filters or a sliding filter's
+ * clock, does, and is read again from the page where it matters), so each
+ * backend reads it once
  * and keeps it in the relcache entry's rd_amcache, with the number of
  * blocks it last saw (a probe of a page below it costs no lseek).  What
  * gives a filter other parameters gives it new storage (TRUNCATE, then a
@@ -28,11 +31,14 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
 
+#include "batch_sort.h"
 #include "format.h"
 #include "hash.h"
 #include "prng.h"
@@ -52,6 +58,11 @@ StaticAssertDecl(sizeof(SbfSubFilter) == 40 &&
 				 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
 				 sizeof(SbfSharedState) <= BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
 				 "the metapage's state follows its parameters within the page");
+StaticAssertDecl(sizeof(SbfSlidingState) == 64 && sizeof(SbfStampedPage) == 16 &&
+				 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+				 sizeof(SbfSharedState) + sizeof(SbfSlidingState) <=
+				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
+				 "a sliding filter's metapage holds its clock after its state");
 StaticAssertDecl(sizeof(SbfPendingAdd) == SBF_PENDING_BYTES &&
 				 SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES <=
 				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) &&
@@ -87,6 +98,7 @@ typedef struct SbfSharedCache
 	SbfSharedMeta meta;
 	SbfSharedState state;		/* as last read (one sub-filter, the
 								 * metapage's, in the layouts without) */
+	SbfSlidingState sliding;	/* a sliding filter's, as last read */
 	BlockNumber nblocks;		/* relation size last seen */
 	uint32		nrecent;		/* 0 for temporary filters (local buffers) */
 	Buffer		recent[FLEXIBLE_ARRAY_MEMBER];
@@ -104,7 +116,9 @@ extern const SbfSharedState *sbf_shared_state(Relation rel, bool refresh);
 extern void sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 									 const char *relname);
 extern void sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
-									  const SbfSharedState *state);
+									  const SbfSharedState *state,
+									  const SbfSlidingState *sliding);
+extern const SbfSlidingState *sbf_shared_sliding(Relation rel, bool refresh);
 extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
@@ -176,11 +190,33 @@ extern double sbf_state_expected_fpr(const SbfSharedMeta *meta,
 
 /* shared_create.c */
 extern void sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
-									const SbfSharedState *state);
+									const SbfSharedState *state,
+									const SbfSlidingState *sliding);
 extern void sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
-									   const SbfSharedState *state);
+									   const SbfSharedState *state,
+									   const SbfSlidingState *sliding);
 extern void sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
-										const SbfSharedState *state);
+										const SbfSharedState *state,
+										const SbfSlidingState *sliding);
+extern Oid	sbf_shared_create(text *name, const SbfSharedMeta *meta,
+							  const SbfSharedState *state,
+							  const SbfSlidingState *sliding, bool unlogged,
+							  bool if_not_exists);
+extern void sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed);
+
+/* shared_sliding.c */
+extern void sbf_sliding_validate(const SbfSharedMeta *meta,
+								 const SbfSlidingState *sliding, int sqlstate,
+								 const char *relname);
+extern void sbf_sliding_validate_meta(const SbfSharedMeta *meta, int sqlstate,
+									  const char *relname);
+extern bool sbf_sliding_contains(Relation rel, SbfHash hash, bool has_at,
+								 TimestampTz at);
+extern void sbf_sliding_add(Relation rel, SbfBatchItem *items, int n,
+							const int *index, bool *answers, bool has_at,
+							TimestampTz at);
+extern void sbf_sliding_info(Relation rel, StringInfo buf, bool read_pages);
+extern const char *sbf_kind_name(int kind);
 
 /* The data page of an element: page 1 + its block */
 static inline BlockNumber
@@ -218,8 +254,10 @@ sbf_page_lower_valid(const SbfSharedMeta *meta, BlockNumber blkno,
 {
 	/* a transactional filter's metapage has its state after its fields */
 	if (blkno == SBF_METAPAGE_BLKNO &&
-		lower == MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
-		sizeof(SbfSharedState))
+		(lower == MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+		 sizeof(SbfSharedState) ||
+		 lower == MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+		 sizeof(SbfSharedState) + sizeof(SbfSlidingState)))
 		return true;
 	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
 		return lower >= SBF_PENDING_START &&
@@ -256,7 +294,27 @@ sbf_shared_check_page(Relation rel, const SbfSharedMeta *meta, Page page,
 static inline bool
 sbf_meta_has_state(const SbfSharedMeta *meta)
 {
-	return meta->version == SBF_SHARED_LAYOUT_PENDING;
+	return meta->version == SBF_SHARED_LAYOUT_PENDING ||
+		meta->version == SBF_SHARED_LAYOUT_STAMPED;
+}
+
+/* Where a metapage's contents end: after its state and clock, if any */
+static inline Size
+sbf_meta_contents_size(const SbfSharedMeta *meta)
+{
+	if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
+		return sizeof(SbfSharedMeta) + sizeof(SbfSharedState) + sizeof(SbfSlidingState);
+	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+		return sizeof(SbfSharedMeta) + sizeof(SbfSharedState);
+	return sizeof(SbfSharedMeta);
+}
+
+/* A sliding filter's clock and window, after its state on the metapage */
+static inline SbfSlidingState *
+sbf_meta_page_sliding(Page page)
+{
+	return (SbfSlidingState *) (PageGetContents(page) + sizeof(SbfSharedMeta) +
+								sizeof(SbfSharedState));
 }
 
 /* The state on a metapage that has one */

@@ -388,26 +388,27 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 	if (pageno == SBF_METAPAGE_BLKNO)
 	{
 		SbfSharedState restored;
+		SbfSlidingState sliding;
 		Size		with_state = sizeof(SbfSharedMeta) + sizeof(SbfSharedState);
+		Size		with_clock = with_state + sizeof(SbfSlidingState);
 
-		if (len != sizeof(SbfSharedMeta) && len != with_state)
+		if (len != sizeof(SbfSharedMeta) && len != with_state && len != with_clock)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid page 0 for shared filter \"%s\"",
 							RelationGetRelationName(rel)),
-					 errdetail("Page 0 holds %zu bytes, not %zu (a filter's parameters) or %zu (a transactional filter's, and its state).",
-							   len, sizeof(SbfSharedMeta), with_state)));
+					 errdetail("Page 0 holds %zu bytes, not %zu (a filter's parameters), %zu (a transactional filter's, and its state) or %zu (a sliding filter's, its state and its clock).",
+							   len, sizeof(SbfSharedMeta), with_state, with_clock)));
 		memcpy(&meta, bytes, sizeof(meta));
 		sbf_shared_validate_meta(&meta, ERRCODE_INVALID_BINARY_REPRESENTATION,
 								 RelationGetRelationName(rel));
-		if ((len == with_state) != sbf_meta_has_state(&meta))
+		if (len != sbf_meta_contents_size(&meta))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid page 0 for shared filter \"%s\"",
 							RelationGetRelationName(rel)),
 					 errdetail("Page 0 of a filter of format version %u holds %zu bytes.",
-							   (unsigned) meta.version,
-							   sbf_meta_has_state(&meta) ? with_state : sizeof(SbfSharedMeta))));
+							   (unsigned) meta.version, sbf_meta_contents_size(&meta))));
 		if (sbf_meta_has_state(&meta))
 		{
 			memcpy(&restored, bytes + sizeof(SbfSharedMeta), sizeof(restored));
@@ -415,8 +416,16 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 									  ERRCODE_INVALID_BINARY_REPRESENTATION,
 									  RelationGetRelationName(rel));
 		}
+		if (meta.version == SBF_SHARED_LAYOUT_STAMPED)
+		{
+			memcpy(&sliding, bytes + with_state, sizeof(sliding));
+			sbf_sliding_validate(&meta, &sliding,
+								 ERRCODE_INVALID_BINARY_REPRESENTATION,
+								 RelationGetRelationName(rel));
+		}
 		sbf_shared_init_storage(rel, &meta,
-								sbf_meta_has_state(&meta) ? &restored : NULL);
+								sbf_meta_has_state(&meta) ? &restored : NULL,
+								meta.version == SBF_SHARED_LAYOUT_STAMPED ? &sliding : NULL);
 		return;
 	}
 
@@ -564,7 +573,7 @@ sbf_relation_nontransactional_truncate(Relation rel)
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
 		smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
 		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
-		sbf_shared_write_init_fork(rel, NULL, NULL);
+		sbf_shared_write_init_fork(rel, NULL, NULL, NULL);
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
 	rel->rd_amcache = NULL;
@@ -625,7 +634,9 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	if (!sbf_shared_has_meta(OldTable))
 		return;
 	state = *sbf_shared_state(OldTable, true);
-	sbf_shared_init_storage(NewTable, sbf_shared_meta(OldTable), &state);
+	sbf_shared_init_storage(NewTable, sbf_shared_meta(OldTable), &state,
+							sbf_shared_meta(OldTable)->version == SBF_SHARED_LAYOUT_STAMPED ?
+							sbf_shared_sliding(OldTable, false) : NULL);
 	strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (blkno = 1; blkno <= sbf_state_pages(&state); blkno++)
 	{

@@ -71,7 +71,8 @@ PG_FUNCTION_INFO_V1(shared_reset);
  */
 void
 sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
-						const SbfSharedState *state)
+						const SbfSharedState *state,
+						const SbfSlidingState *sliding)
 {
 	PGAlignedBlock block;
 	Buffer		buf;
@@ -95,7 +96,7 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
 				 errdetail("Page 0 can only be written into an empty filter.")));
 
 	START_CRIT_SECTION();
-	sbf_shared_meta_page_init(BufferGetPage(buf), meta, state);
+	sbf_shared_meta_page_init(BufferGetPage(buf), meta, state, sliding);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 		log_newpage_buffer(buf, true);
@@ -109,7 +110,7 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
 				   block.data, false);
 	/* (under the lock, which sbf_shared_repair_init_fork takes too) */
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
-		sbf_shared_write_init_fork(rel, meta, state);
+		sbf_shared_write_init_fork(rel, meta, state, sliding);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
@@ -129,10 +130,12 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
  */
 void
 sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
-						   const SbfSharedState *state)
+						   const SbfSharedState *state,
+						   const SbfSlidingState *sliding)
 {
 	PGAlignedBlock block;
 	SbfSharedState initial;
+	SbfSlidingState initial_sliding;
 	bool		delaying = (MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0;
 
 	memset(block.data, 0, BLCKSZ);
@@ -140,7 +143,15 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
 	{
 		if (sbf_meta_has_state(meta))
 			sbf_state_init(&initial, meta, state->growth, state->tightening);
-		sbf_shared_meta_page_init((Page) block.data, meta, &initial);
+		/* a sliding filter comes back with its clock as when it was made */
+		if (sliding != NULL)
+		{
+			initial_sliding = *sliding;
+			initial_sliding.clock = (sliding->flags & SBF_SLIDING_TIME) ?
+				PG_INT64_MIN : 0;
+		}
+		sbf_shared_meta_page_init((Page) block.data, meta, &initial,
+								  sliding ? &initial_sliding : NULL);
 		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
 	}
 	if (delaying)
@@ -175,7 +186,8 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
  */
 void
 sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
-							const SbfSharedState *state)
+							const SbfSharedState *state,
+							const SbfSlidingState *sliding)
 {
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
 		RecoveryInProgress() ||
@@ -189,7 +201,8 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
 				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
 						RelationGetRelationName(rel)),
 				 errdetail("Its init fork was empty, as pg_upgrade leaves it.")));
-		sbf_shared_write_init_fork(rel, meta, state);
+		sbf_shared_write_init_fork(rel, meta, state,
+								   meta->version == SBF_SHARED_LAYOUT_STAMPED ? sliding : NULL);
 	}
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
@@ -247,13 +260,20 @@ sbf_lock_creation(Oid nspid, const char *relname)
  */
 static void
 sbf_check_existing(Oid relid, const SbfSharedMeta *meta,
-				   const SbfSharedState *state, bool unlogged)
+				   const SbfSharedState *state, const SbfSlidingState *sliding,
+				   bool unlogged)
 {
 	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
 	const SbfSharedMeta *old = sbf_shared_meta(rel);
 	const SbfSharedState *old_state = sbf_shared_state(rel, false);
+	const SbfSlidingState *old_sliding = sbf_shared_sliding(rel, false);
 	double		growth = state ? state->growth : 0.0;
 	bool		same = old->kind == meta->kind &&
+		(old->kind != SBF_SHARED_SLIDINGBLOOM ||
+		 (old_sliding->window == sliding->window &&
+		  old_sliding->tolerance_us == sliding->tolerance_us &&
+		  old_sliding->tolerance == sliding->tolerance &&
+		  old_sliding->flags == sliding->flags)) &&
 		old_state->growth == growth &&
 		(growth == 0.0 || old_state->tightening == state->tightening) &&
 		old->capacity == meta->capacity && old->fpr == meta->fpr &&
@@ -270,6 +290,12 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("shared filter \"%s\" already exists with other parameters",
 						RelationGetRelationName(rel)),
+				 old->kind == SBF_SHARED_SLIDINGBLOOM ?
+				 errdetail("It is a %s slidingbloom filter of a window of " INT64_FORMAT " %s for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ".",
+						   rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED ?
+						   "unlogged" : "logged", old_sliding->window,
+						   (old_sliding->flags & SBF_SLIDING_TIME) ? "microseconds" : "arrivals",
+						   old->capacity, old->fpr, (int64) old->seed) :
 				 old->kind == SBF_SHARED_BLOOM ?
 				 old_state->growth > 0.0 ?
 				 errdetail("It is a %s transactional bloom filter for " INT64_FORMAT " values at false-positive rate %g, seed " INT64_FORMAT ", growing by %g with tightening %g.",
@@ -302,9 +328,10 @@ sbf_check_existing(Oid relid, const SbfSharedMeta *meta,
  * return the filter of that name instead when it exists with the same
  * parameters.
  */
-static Oid
+Oid
 sbf_shared_create(text *name, const SbfSharedMeta *meta,
-				  const SbfSharedState *state, bool unlogged, bool if_not_exists)
+				  const SbfSharedState *state, const SbfSlidingState *sliding,
+				  bool unlogged, bool if_not_exists)
 {
 	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
@@ -316,7 +343,7 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta,
 	relid = get_relname_relid(rv->relname, nspid);
 	if (OidIsValid(relid) && if_not_exists)
 	{
-		sbf_check_existing(relid, meta, state, unlogged);
+		sbf_check_existing(relid, meta, state, sliding, unlogged);
 		return relid;
 	}
 
@@ -331,12 +358,12 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta,
 	if (!OidIsValid(relid))
 		elog(ERROR, "shared filter \"%s\" was not created", rv->relname);
 	rel = table_open(relid, AccessExclusiveLock);
-	sbf_shared_init_storage(rel, meta, state);
+	sbf_shared_init_storage(rel, meta, state, sliding);
 	table_close(rel, NoLock);
 	return relid;
 }
 
-static void
+void
 sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
 {
 	memset(meta, 0, sizeof(SbfSharedMeta));
@@ -397,7 +424,7 @@ shared_bloom_create(PG_FUNCTION_ARGS)
 	meta.fpr = fpr;
 	sbf_state_init(&state, &meta, growth, tightening);
 	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta,
-									transactional ? &state : NULL,
+									transactional ? &state : NULL, NULL,
 									PG_GETARG_BOOL(4), PG_GETARG_BOOL(5)));
 }
 
@@ -452,7 +479,7 @@ shared_stablebloom_create(PG_FUNCTION_ARGS)
 				 errhint("Use more hashes or a higher false-positive rate.")));
 	meta.capacity = cells;
 	meta.fpr = fpr;
-	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta, NULL,
+	PG_RETURN_OID(sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta, NULL, NULL,
 									PG_GETARG_BOOL(6), PG_GETARG_BOOL(7)));
 }
 
@@ -473,6 +500,7 @@ shared_reset(PG_FUNCTION_ARGS)
 	Relation	rel = sbf_shared_open(relid, AccessExclusiveLock, ACL_TRUNCATE);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	SbfSharedState state;
+	SbfSlidingState sliding = *sbf_shared_sliding(rel, true);
 	char	   *sql = psprintf("TRUNCATE TABLE %s",
 							   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 														  RelationGetRelationName(rel)));
@@ -484,7 +512,15 @@ shared_reset(PG_FUNCTION_ARGS)
 	sbf_run_utility(sql);
 
 	rel = table_open(relid, AccessExclusiveLock);
-	sbf_shared_init_storage(rel, &meta, &state);
+
+	/*
+	 * An empty sliding filter's clock starts again, as when it was made: so
+	 * a filter whose clock a mistaken time moved into the future can be
+	 * used again (with no page left, nothing is decoded against the old)
+	 */
+	sliding.clock = (sliding.flags & SBF_SLIDING_TIME) ? PG_INT64_MIN : 0;
+	sbf_shared_init_storage(rel, &meta, &state,
+							meta.version == SBF_SHARED_LAYOUT_STAMPED ? &sliding : NULL);
 	table_close(rel, NoLock);
 	PG_RETURN_OID(relid);
 }

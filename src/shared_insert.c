@@ -48,6 +48,7 @@
 #include "utils/array.h"
 #include "port/pg_bitutils.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "batch_sort.h"
 #include "shared.h"
@@ -963,14 +964,50 @@ sbf_add_items(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 	}
 }
 
+/*
+ * The time of an arrival, given to the forms with a third argument, which
+ * only a sliding filter with a window of time takes
+ */
 static bool
-sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind)
+sbf_arrival_time(FunctionCallInfo fcinfo, TimestampTz *at)
+{
+	if (PG_NARGS() < 3)
+		return false;
+	*at = PG_GETARG_TIMESTAMPTZ(2);
+	return true;
+}
+
+static void
+sbf_refuse_time(Relation rel, const SbfSharedMeta *meta, bool has_at)
+{
+	if (has_at && meta->kind != SBF_SHARED_SLIDINGBLOOM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shared filter \"%s\" is a %s filter, which takes no time",
+						RelationGetRelationName(rel), sbf_kind_name(meta->kind)),
+				 errhint("Only a sliding filter with a window of time takes the time of an arrival.")));
+}
+
+static bool
+sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind, bool has_at,
+					 TimestampTz at)
 {
 	Relation	rel = sbf_open_for_add(relid);
 	SbfAddCall	call;
 	SbfBatchItem item;
 	bool		answer;
 
+	sbf_refuse_time(rel, sbf_shared_meta(rel), has_at);
+	if (sbf_shared_meta(rel)->kind == SBF_SHARED_SLIDINGBLOOM)
+	{
+		int			index = 0;
+
+		item.hash = sbf_hash_element(value, kind, sbf_shared_meta(rel)->seed);
+		item.index = 0;
+		sbf_sliding_add(rel, &item, 1, &index, &answer, has_at, at);
+		relation_close(rel, NoLock);
+		return answer;
+	}
 	sbf_add_call_begin(&call, rel);
 	item.hash = sbf_hash_element(value, kind, call.meta.seed);
 	item.index = 0;
@@ -980,22 +1017,27 @@ sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind)
 	return answer;
 }
 
-/* shared_test_and_add(filter regclass, value text|bytea) -> bool */
+/* shared_test_and_add(filter regclass, value text|bytea [, at timestamptz]) -> bool */
 Datum
 shared_test_and_add(PG_FUNCTION_ARGS)
 {
 	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
 	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
+	TimestampTz at = 0;
+	bool		has_at = sbf_arrival_time(fcinfo, &at);
 
-	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), value, kind));
+	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), value, kind, has_at, at));
 }
 
-/* shared_test_and_add(filter regclass, value bigint) -> bool */
+/* shared_test_and_add(filter regclass, value bigint [, at timestamptz]) -> bool */
 Datum
 shared_test_and_add_int8(PG_FUNCTION_ARGS)
 {
+	TimestampTz at = 0;
+	bool		has_at = sbf_arrival_time(fcinfo, &at);
+
 	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-										SBF_ELEMENT_INT8));
+										SBF_ELEMENT_INT8, has_at, at));
 }
 
 /*
@@ -1055,6 +1097,10 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
 	SbfAddCall *call = palloc(sizeof(SbfAddCall));
 	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
+	TimestampTz at = 0;
+	bool		has_at = sbf_arrival_time(fcinfo, &at);
+	bool		sliding = sbf_shared_meta(rel)->kind == SBF_SHARED_SLIDINGBLOOM;
+	int		   *index = NULL;
 	ArrayIterator it;
 	Datum		value;
 	bool		isnull;
@@ -1065,6 +1111,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	int			i = 0;
 	ArrayType  *result;
 
+	sbf_refuse_time(rel, sbf_shared_meta(rel), has_at);
 	if (nelems == 0)
 	{
 		relation_close(rel, NoLock);
@@ -1072,6 +1119,9 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	}
 	sbf_add_call_begin(call, rel);
 	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
+	/* a sliding filter's items are numbered in the chunk: their arrivals */
+	if (sliding)
+		index = palloc(sizeof(int) * Min(nelems, SBF_BATCH_CHUNK));
 	answers = palloc0(sizeof(bool) * nelems);
 	it = array_create_iterator(values, 0, NULL);
 	for (; array_iterate(it, &value, &isnull); i++)
@@ -1082,17 +1132,25 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 			continue;
 		}
 		items[nitems].hash = sbf_hash_element(value, kind, call->meta.seed);
-		items[nitems].index = i;
+		items[nitems].index = sliding ? nitems : i;
+		if (sliding)
+			index[nitems] = i;
 		if (++nitems == SBF_BATCH_CHUNK)
 		{
-			sbf_add_items(call, items, nitems, answers);
+			if (sliding)
+				sbf_sliding_add(rel, items, nitems, index, answers, has_at, at);
+			else
+				sbf_add_items(call, items, nitems, answers);
 			nitems = 0;
 		}
 		if (i % SBF_HASH_CHECK_EVERY == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
 	array_free_iterator(it);
-	sbf_add_items(call, items, nitems, answers);
+	if (sliding)
+		sbf_sliding_add(rel, items, nitems, index, answers, has_at, at);
+	else
+		sbf_add_items(call, items, nitems, answers);
 	sbf_add_call_end(call);
 	relation_close(rel, NoLock);
 	pfree(items);

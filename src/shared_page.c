@@ -181,13 +181,25 @@ sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
 						 meta->magic, SBF_MAGIC_SHARED);
 	if (meta->version != SBF_SHARED_LAYOUT_PAGES &&
 		meta->version != SBF_SHARED_LAYOUT_LINES &&
-		meta->version != SBF_SHARED_LAYOUT_PENDING)
+		meta->version != SBF_SHARED_LAYOUT_PENDING &&
+		meta->version != SBF_SHARED_LAYOUT_STAMPED)
 		SBF_META_INVALID("The format version is %u; this version of sbf reads versions %d to %d.",
 						 (unsigned) meta->version, SBF_SHARED_LAYOUT_PAGES,
-						 SBF_SHARED_LAYOUT_PENDING);
-	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM)
-		SBF_META_INVALID("The kind is %u, neither bloom (%d) nor stablebloom (%d).",
-						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM);
+						 SBF_SHARED_LAYOUT_STAMPED);
+	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM &&
+		meta->kind != SBF_SHARED_SLIDINGBLOOM)
+		SBF_META_INVALID("The kind is %u, none of bloom (%d), stablebloom (%d) and slidingbloom (%d).",
+						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM,
+						 SBF_SHARED_SLIDINGBLOOM);
+	if ((meta->kind == SBF_SHARED_SLIDINGBLOOM) !=
+		(meta->version == SBF_SHARED_LAYOUT_STAMPED))
+		SBF_META_INVALID("The stamped layout (version %d) is that of sliding filters, and theirs only.",
+						 SBF_SHARED_LAYOUT_STAMPED);
+	if (meta->kind == SBF_SHARED_SLIDINGBLOOM)
+	{
+		sbf_sliding_validate_meta(meta, sqlstate, relname);
+		return;
+	}
 	if (meta->version != SBF_SHARED_LAYOUT_PAGES && meta->kind != SBF_SHARED_BLOOM)
 		SBF_META_INVALID("The line layouts (versions %d and %d) are for bloom filters only.",
 						 SBF_SHARED_LAYOUT_LINES, SBF_SHARED_LAYOUT_PENDING);
@@ -252,9 +264,11 @@ sbf_state_of_meta(const SbfSharedMeta *meta, SbfSharedState *state)
 
 /* Read and check the metapage and its state */
 static void
-sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state)
+sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state,
+					 SbfSlidingState *sliding)
 {
 	bool		has_state = false;
+	bool		has_sliding = false;
 
 	Buffer		buf;
 	Page		page;
@@ -279,6 +293,13 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state)
 			MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta);
 		if (has_state)
 			memcpy(state, sbf_meta_page_state(page), sizeof(SbfSharedState));
+		has_sliding = ((PageHeader) page)->pd_lower ==
+			MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfSharedMeta) +
+			sizeof(SbfSharedState) + sizeof(SbfSlidingState);
+		if (has_sliding)
+			memcpy(sliding, sbf_meta_page_sliding(page), sizeof(SbfSlidingState));
+		else
+			memset(sliding, 0, sizeof(SbfSlidingState));
 	}
 	UnlockReleaseBuffer(buf);
 
@@ -297,11 +318,22 @@ sbf_shared_load_meta(Relation rel, SbfSharedMeta *meta, SbfSharedState *state)
 				 errdetail("A metapage of format version %u %s a state.",
 						   (unsigned) meta->version,
 						   has_state ? "has no" : "must have")));
+	if (has_sliding != (meta->version == SBF_SHARED_LAYOUT_STAMPED))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid metapage in shared filter \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("A metapage of format version %u %s a clock.",
+						   (unsigned) meta->version,
+						   has_sliding ? "has no" : "must have")));
 	if (has_state)
 		sbf_shared_validate_state(meta, state, ERRCODE_DATA_CORRUPTED,
 								  RelationGetRelationName(rel));
 	else
 		sbf_state_of_meta(meta, state);
+	if (has_sliding)
+		sbf_sliding_validate(meta, sliding, ERRCODE_DATA_CORRUPTED,
+							 RelationGetRelationName(rel));
 }
 
 static SbfSharedCache *
@@ -311,11 +343,12 @@ sbf_shared_cache(Relation rel)
 	{
 		SbfSharedMeta meta;
 		SbfSharedState *state = palloc(sizeof(SbfSharedState));
+		SbfSlidingState sliding;
 		SbfSharedCache *cache;
 		uint32		nrecent = 0;
 
-		sbf_shared_load_meta(rel, &meta, state);
-		sbf_shared_repair_init_fork(rel, &meta, state);
+		sbf_shared_load_meta(rel, &meta, state, &sliding);
+		sbf_shared_repair_init_fork(rel, &meta, state, &sliding);
 		if (!RelationUsesLocalBuffers(rel))
 			nrecent = (uint32) Min(pg_nextpower2_64(sbf_state_pages(state) + 1),
 								   SBF_RECENT_MAX);
@@ -324,6 +357,7 @@ sbf_shared_cache(Relation rel)
 									   nrecent * sizeof(Buffer));
 		cache->meta = meta;
 		cache->state = *state;
+		cache->sliding = sliding;
 		pfree(state);
 		cache->nblocks = RelationGetNumberOfBlocks(rel);
 		cache->nrecent = nrecent;
@@ -371,6 +405,10 @@ sbf_shared_state(Relation rel, bool refresh)
 		{
 			memcpy(&cache->state, state,
 				   offsetof(SbfSharedState, sub) + state->nsub * sizeof(SbfSubFilter));
+			/* (the clock only moves forwards; the rest never changes) */
+			if (cache->meta.version == SBF_SHARED_LAYOUT_STAMPED)
+				cache->sliding.clock = Max(cache->sliding.clock,
+										   sbf_meta_page_sliding(page)->clock);
 			UnlockReleaseBuffer(buf);
 			if (cache->state.nsub > 1)
 				sbf_shared_validate_state(&cache->meta, &cache->state,
@@ -527,6 +565,19 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 	else if (meta->version == SBF_SHARED_LAYOUT_PENDING)
 		sbf_prefetch(sbf_state_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET,
 										  sbf_line_state(hash)));
+	else if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
+	{
+		/* a sliding filter's k cells, anywhere in the page */
+		uint8	   *cells = (uint8 *) page + SBF_LINES_BLOCK_OFFSET + sizeof(SbfStampedPage);
+		uint64		span = sbf_shared_page_cells(meta);
+		SbfProbe	probe;
+		int			i;
+
+		sbf_prefetch(page + SBF_LINES_BLOCK_OFFSET);
+		sbf_probe_init(&probe, hash);
+		for (i = 0; i < meta->hashes; i++)
+			sbf_prefetch(cells + sbf_probe_next(&probe, span) * (meta->cell_bits / 8));
+	}
 }
 
 /*
@@ -571,7 +622,8 @@ sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
  */
 void
 sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
-						  const SbfSharedState *state)
+						  const SbfSharedState *state,
+						  const SbfSlidingState *sliding)
 {
 	if (!sbf_meta_has_state(meta))
 	{
@@ -582,8 +634,27 @@ sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
 	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
 	memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
 	memcpy(sbf_meta_page_state(page), state, sizeof(SbfSharedState));
+	if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
+	{
+		Assert(sliding != NULL);
+		memcpy(sbf_meta_page_sliding(page), sliding, sizeof(SbfSlidingState));
+	}
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
-		sizeof(SbfSharedMeta) + sizeof(SbfSharedState);
+		sbf_meta_contents_size(meta);
+}
+
+/*
+ * A sliding filter's window and clock, from the cache; with refresh, the
+ * clock read again from the metapage first
+ */
+const SbfSlidingState *
+sbf_shared_sliding(Relation rel, bool refresh)
+{
+	SbfSharedCache *cache = sbf_shared_cache(rel);
+
+	if (refresh && cache->meta.version == SBF_SHARED_LAYOUT_STAMPED)
+		(void) sbf_shared_state(rel, true);
+	return &cache->sliding;
 }
 
 /*
@@ -620,7 +691,10 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 		page = BufferGetPage(buf);
 
 	sbf_shared_page_init(page, &meta, blkno);
-	memcpy(sbf_page_block(&meta, page), block, sbf_layout_block_bits(meta.version) / 8);
+	/* (a stamped block is its SbfStampedPage and cells: the whole block) */
+	memcpy(sbf_page_block(&meta, page), block,
+		   meta.version == SBF_SHARED_LAYOUT_STAMPED ? SBF_BLOCK_BYTES :
+		   sbf_layout_block_bits(meta.version) / 8);
 	sbf_page_opaque(page)->prng = prng;
 
 	if (state != NULL)

@@ -31,6 +31,7 @@
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
+#include "utils/timestamp.h"
 
 #include "bloom.h"
 #include "shared.h"
@@ -75,7 +76,8 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
  * a growing filter's sub-filters are read from its metapage each time.
  */
 static bool
-sbf_contains(Oid relid, Datum value, SbfElementKind kind)
+sbf_contains(Oid relid, Datum value, SbfElementKind kind, bool has_at,
+			 TimestampTz at)
 {
 	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
@@ -85,6 +87,18 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 	bool		found = false;
 	int			j;
 
+	if (meta.kind == SBF_SHARED_SLIDINGBLOOM)
+	{
+		found = sbf_sliding_contains(rel, hash, has_at, at);
+		relation_close(rel, NoLock);
+		return found;
+	}
+	if (has_at)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shared filter \"%s\" is a %s filter, which takes no time",
+						RelationGetRelationName(rel), sbf_kind_name(meta.kind)),
+				 errhint("Only a sliding filter with a window of time takes the time of an arrival.")));
 	if (state->growth > 0.0)
 		state = sbf_shared_state(rel, true);
 	j = (int) state->nsub;
@@ -95,22 +109,24 @@ sbf_contains(Oid relid, Datum value, SbfElementKind kind)
 	return found;
 }
 
-/* shared_contains(filter regclass, value text|bytea) -> bool */
+/* shared_contains(filter regclass, value text|bytea [, at timestamptz]) -> bool */
 Datum
 shared_contains(PG_FUNCTION_ARGS)
 {
 	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
 	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
 
-	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), value, kind));
+	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), value, kind, PG_NARGS() > 2,
+								PG_NARGS() > 2 ? PG_GETARG_TIMESTAMPTZ(2) : 0));
 }
 
-/* shared_contains(filter regclass, value bigint) -> bool */
+/* shared_contains(filter regclass, value bigint [, at timestamptz]) -> bool */
 Datum
 shared_contains_int8(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-								SBF_ELEMENT_INT8));
+								SBF_ELEMENT_INT8, PG_NARGS() > 2,
+								PG_NARGS() > 2 ? PG_GETARG_TIMESTAMPTZ(2) : 0));
 }
 
 /*
@@ -239,6 +255,13 @@ shared_info(PG_FUNCTION_ARGS)
 	uint64		bits;
 	StringInfoData buf;
 
+	if (meta.kind == SBF_SHARED_SLIDINGBLOOM)
+	{
+		initStringInfo(&buf);
+		sbf_sliding_info(rel, &buf, read_pages);
+		relation_close(rel, NoLock);
+		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+	}
 	*state = *sbf_shared_state(rel, true);
 	pages = sbf_state_pages(state);
 	bits = pages * meta.block_bits;
@@ -341,6 +364,12 @@ sbf_open_for_snapshot(Oid relid, int kind, SbfSharedMeta *meta)
 				 errmsg("shared filter \"%s\" has grown to %u sub-filters",
 						RelationGetRelationName(rel), nsub),
 				 errdetail("A bloom value is one filter; a snapshot can only be taken of a growing filter before it grows."),
+				 errhint("Test values with shared_contains, or copy the filter with COPY or pg_dump.")));
+	if (meta->kind == SBF_SHARED_SLIDINGBLOOM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shared filter \"%s\" is a slidingbloom filter, which has no snapshot",
+						RelationGetRelationName(rel)),
 				 errhint("Test values with shared_contains, or copy the filter with COPY or pg_dump.")));
 	if (meta->kind != kind)
 		ereport(ERROR,
