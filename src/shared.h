@@ -125,6 +125,8 @@ extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
 extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
+extern void sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
+									  BlockNumber blkno);
 extern void sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta,
 								BlockNumber blkno, SbfHash hash);
 extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,

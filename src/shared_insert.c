@@ -909,6 +909,7 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 	SbfSharedMeta meta;
 	int			start;
 	int			ahead;
+	int			folds = 0;
 
 	sbf_sub_meta(&call->meta, &call->sub[last], &meta);
 	sbf_items_to_sub(&call->sub[last], items, n);
@@ -930,6 +931,8 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 			if (ahead + SBF_PREFETCH_DISTANCE < n)
 				sbf_shared_prefetch_slot(rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
 		}
+		for (; folds < Min(n, end + SBF_PREFETCH_DISTANCE / 2); folds++)
+			sbf_shared_prefetch_folds(rel, &meta, items[folds].page);
 		done = sbf_add_group(call, &meta, items + start, end - start, answers);
 		for (i = start; i < start + done; i++)
 			if (!answers[items[i].index])

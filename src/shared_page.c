@@ -563,8 +563,12 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 	if (meta->version == SBF_SHARED_LAYOUT_LINES)
 		sbf_prefetch(sbf_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET, hash));
 	else if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+	{
 		sbf_prefetch(sbf_state_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET,
 										  sbf_line_state(hash)));
+		/* the first pending adds, which the add reads and appends to */
+		sbf_prefetch((char *) page + SBF_PENDING_START);
+	}
 	else if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
 	{
 		/* a sliding filter's k cells, anywhere in the page */
@@ -577,6 +581,47 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 		sbf_probe_init(&probe, hash);
 		for (i = 0; i < meta->hashes; i++)
 			sbf_prefetch(cells + sbf_probe_next(&probe, span) * (meta->cell_bits / 8));
+	}
+}
+
+/*
+ * In the pending layout, ask the CPU for the lines that adding to page
+ * blkno will fold its pending adds into: a steady stream of transactions
+ * leaves one or two on each page, each in a line of its own, which the
+ * next add reads and writes.  A batch calls this a few pages ahead, once
+ * sbf_shared_prefetch has brought the page's header and first pending adds
+ * in.  The page is read without its lock, so what it finds may be changing
+ * under it: only the lines of the page itself are ever prefetched, and
+ * nothing read is used for anything else.
+ */
+void
+sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
+						  BlockNumber blkno)
+{
+	SbfSharedCache *cache = (SbfSharedCache *) rel->rd_amcache;
+	volatile PageHeaderData *header;
+	const volatile SbfPendingAdd *adds;
+	Buffer		buf;
+	int			n;
+	int			i;
+
+	if (cache == NULL || cache->nrecent == 0 ||
+		meta->version != SBF_SHARED_LAYOUT_PENDING)
+		return;
+	buf = cache->recent[blkno & (cache->nrecent - 1)];
+	if (buf == InvalidBuffer)
+		return;
+	header = (volatile PageHeaderData *) BufferGetBlock(buf);
+	adds = (const volatile SbfPendingAdd *) ((char *) header + SBF_PENDING_START);
+	n = ((int) header->pd_lower - SBF_PENDING_START) / SBF_PENDING_BYTES;
+	/* the first few: the ones in the line already brought in, and the next */
+	n = Min(n, (2 * SBF_LINE_BYTES) / SBF_PENDING_BYTES);
+	for (i = 0; i < n; i++)
+	{
+		uint64		state = ((uint64) adds[i].state_hi << 32) | adds[i].state_lo;
+
+		sbf_prefetch((char *) header + SBF_LINES_BLOCK_OFFSET +
+					 sbf_line_of_state(state, SBF_PENDING_LINES) * SBF_LINE_BYTES);
 	}
 }
 
