@@ -156,6 +156,28 @@ SELECT shared_bloom_create('small', 1000, 0.01);
 SELECT pg_temp.error_of($$ SELECT shared_test_and_add('small', ARRAY(SELECT g::text FROM generate_series(1, 100) g)) $$);
 SELECT shared_test_and_add('small', ARRAY(SELECT g::text FROM generate_series(1, 79) g)) IS NOT NULL AS fits;
 
+-- One batch folds the pending adds of many transactions, committed and
+-- rolled back, on the pages it touches: its answers are the commits'
+SELECT shared_bloom_create('folds', 1000000, 0.0001);
+DO $$
+BEGIN
+	FOR t IN 1..20 LOOP
+		PERFORM shared_test_and_add('folds', ARRAY(SELECT 'https://example.com/' || t || '/' || g
+												   FROM generate_series(1, 20) g));
+		IF t % 2 = 0 THEN COMMIT; ELSE ROLLBACK; END IF;
+	END LOOP;
+END $$;
+WITH batch AS (
+	SELECT array_agg('https://example.com/' || t || '/' || g ORDER BY t, g) AS urls
+	FROM generate_series(1, 20) t, generate_series(1, 20) g
+), answered AS (
+	SELECT urls, shared_test_and_add('folds', urls) AS answers FROM batch
+)
+SELECT count(*) FILTER (WHERE a) AS seen,
+	   bool_and(a = (split_part(u, '/', 4)::int % 2 = 0)) AS seen_iff_committed
+FROM answered, unnest(urls, answers) AS x(u, a);
+DROP TABLE folds;
+
 -- A filter made with transactional => false adds at once, and keeps what a
 -- rolled-back transaction added: only more false positives
 SELECT shared_bloom_create('immediate', 1000, 0.01, transactional => false);

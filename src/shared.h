@@ -149,7 +149,23 @@ typedef enum SbfXidStatus
 	SBF_XID_ABORTED				/* or crashed before it committed */
 } SbfXidStatus;
 
+/*
+ * The statuses of transactions that have ended, as one call found them: a
+ * call folds the pending adds of many pages, left by a few recent
+ * transactions (each batch's adds land on as many pages as it has values),
+ * and a status in the commit log costs a lock and a search of its buffers.
+ * Direct-mapped by transaction id; only final answers are kept.
+ */
+#define SBF_XID_CACHE_SIZE	64
+
+typedef struct SbfXidCache
+{
+	TransactionId xid[SBF_XID_CACHE_SIZE];	/* InvalidTransactionId: empty */
+	SbfXidStatus status[SBF_XID_CACHE_SIZE];
+} SbfXidCache;
+
 extern SbfXidStatus sbf_xid_status(TransactionId xid);
+extern SbfXidStatus sbf_xid_status_cached(SbfXidCache *cache, TransactionId xid);
 extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 uint64 state, const SbfXidStatus *status);
 extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,

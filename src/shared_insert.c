@@ -71,6 +71,8 @@ typedef struct SbfAddCall
 	uint32		nsub;
 	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
 	int64		added[SBF_MAX_SUBFILTERS];
+	SbfXidCache xids;			/* statuses of the pending adds' ended
+								 * transactions */
 } SbfAddCall;
 
 /* Sort a chunk of a batch by page (batch_sort.h), with scratch from palloc */
@@ -411,17 +413,26 @@ typedef struct SbfPendingPass
 
 StaticAssertDecl(SBF_PENDING_LINES <= 128, "SbfPendingPass.folded has 128 bits");
 
-/* What each pending add of the page counts as now (outside any critical section) */
+/*
+ * What each pending add of the page counts as now (outside any critical
+ * section), through the call's cache when there is one
+ */
 static void
-sbf_pending_statuses(Page page, SbfXidStatus *status)
+sbf_pending_statuses(Page page, SbfXidStatus *status, SbfXidCache *cache)
 {
 	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	int			n = sbf_pending_count(page);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		status[i] = (i > 0 && adds[i].xid == adds[i - 1].xid) ?
-			status[i - 1] : sbf_xid_status(adds[i].xid);
+	{
+		if (i > 0 && adds[i].xid == adds[i - 1].xid)
+			status[i] = status[i - 1];
+		else if (cache != NULL)
+			status[i] = sbf_xid_status_cached(cache, adds[i].xid);
+		else
+			status[i] = sbf_xid_status(adds[i].xid);
+	}
 }
 
 /*
@@ -525,6 +536,7 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	int			count = sbf_pending_count(page);
 	LocationIndex lower_before = header->pd_lower;
+	Size		copied;
 	static PGAlignedBlock before;
 	static SbfDelta delta_buffer;
 	SbfDelta   *delta = &delta_buffer;
@@ -540,8 +552,16 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 
 			memcpy(before.data + offset, (char *) page + offset, SBF_LINE_BYTES);
 		}
+	/*
+	 * and the adds up to pd_lower (checked to be within them), with the room
+	 * of the n that this pass may append: the rest of the room for adds is
+	 * neither changed nor logged.  Copying all of it would read 15 lines of
+	 * the page to log one or two.
+	 */
+	copied = Min(lower_before + n * SBF_PENDING_BYTES,
+				 SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES);
 	memcpy(before.data + SBF_PENDING_START, (char *) page + SBF_PENDING_START,
-		   SBF_PENDING_MAX * SBF_PENDING_BYTES);
+		   copied - SBF_PENDING_START);
 
 	delta->len = 0;
 	START_CRIT_SECTION();
@@ -640,7 +660,7 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		}
 		else
 		{
-			sbf_pending_statuses(page, status);
+			sbf_pending_statuses(page, status, &call->xids);
 			if (wal)
 				sbf_pending_pass_logged(buf, meta, status, GetCurrentTransactionId(),
 										items + next, n - next, answers, &pass);
@@ -699,7 +719,7 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 	sbf_shared_check_page(rel, meta, page, blkno);
 	if (sbf_pending_count(page) > 0)
 	{
-		sbf_pending_statuses(page, status);
+		sbf_pending_statuses(page, status, NULL);
 		if (RelationNeedsWAL(rel))
 			sbf_pending_pass_logged(buf, meta, status, InvalidTransactionId,
 									NULL, 0, NULL, &pass);
@@ -747,6 +767,7 @@ sbf_add_call_begin(SbfAddCall *call, Relation rel)
 	call->metabuf = call->growing ? ReadBuffer(rel, SBF_METAPAGE_BLKNO) : InvalidBuffer;
 	call->nsub = 0;
 	memset(call->added, 0, sizeof(call->added));
+	memset(&call->xids, 0, sizeof(call->xids));
 }
 
 /* Take the sub-filters: a growing filter's from its metapage, each time */

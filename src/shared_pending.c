@@ -57,6 +57,28 @@ sbf_xid_status(TransactionId xid)
 }
 
 /*
+ * sbf_xid_status through a call's cache (shared.h): a transaction that has
+ * committed or aborted stays so, and the cache lives no longer than one
+ * call, far from any wraparound of transaction ids.
+ */
+SbfXidStatus
+sbf_xid_status_cached(SbfXidCache *cache, TransactionId xid)
+{
+	int			slot = xid % SBF_XID_CACHE_SIZE;
+	SbfXidStatus status;
+
+	if (cache->xid[slot] == xid && TransactionIdIsValid(xid))
+		return cache->status[slot];
+	status = sbf_xid_status(xid);
+	if (status == SBF_XID_COMMITTED || status == SBF_XID_ABORTED)
+	{
+		cache->xid[slot] = xid;
+		cache->status[slot] = status;
+	}
+	return status;
+}
+
+/*
  * Whether the value of line state is present to this session in the page:
  * all its bits set in its line, with the bits of the pending adds of that
  * line that this session counts as present set too (as if they had been
