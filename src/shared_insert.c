@@ -142,6 +142,20 @@ sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
  * Append to DELTA the 8-byte words of [start, end) that differ between
  * BEFORE and AFTER, adjacent changed words as one fragment.
  */
+static inline bool
+sbf_delta_word_differs(const char *before, const char *after, Size pos, Size end)
+{
+	uint64		a;
+	uint64		b;
+
+	/* a whole word compared as one (memcmp would be a call a word) */
+	if (end - pos < sizeof(uint64))
+		return memcmp(before + pos, after + pos, end - pos) != 0;
+	memcpy(&a, before + pos, sizeof(uint64));
+	memcpy(&b, after + pos, sizeof(uint64));
+	return a != b;
+}
+
 void
 sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 				 Size start, Size end)
@@ -152,14 +166,13 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 	{
 		Size		run;
 
-		if (memcmp(before + pos, after + pos, Min(sizeof(uint64), end - pos)) == 0)
+		if (!sbf_delta_word_differs(before, after, pos, end))
 		{
 			pos += Min(sizeof(uint64), end - pos);
 			continue;
 		}
 		run = pos;
-		while (pos < end &&
-			   memcmp(before + pos, after + pos, Min(sizeof(uint64), end - pos)) != 0)
+		while (pos < end && sbf_delta_word_differs(before, after, pos, end))
 			pos += Min(sizeof(uint64), end - pos);
 		sbf_delta_append(delta, after, run, pos - run);
 	}
@@ -540,7 +553,7 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 	static PGAlignedBlock before;
 	static SbfDelta delta_buffer;
 	SbfDelta   *delta = &delta_buffer;
-	int			line;
+	int			word;
 	int			i;
 
 	/* copy what may change: the lines of committed adds, and the adds */
@@ -566,13 +579,19 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 	delta->len = 0;
 	START_CRIT_SECTION();
 	sbf_pending_pass(meta, page, status, xid, items, n, answers, pass);
-	for (line = 0; line < SBF_PENDING_LINES; line++)
+	for (word = 0; word < (int) lengthof(pass->folded); word++)
 	{
-		Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
+		uint64		lines = pass->folded[word];
 
-		if (pass->folded[line / 64] & (UINT64CONST(1) << (line % 64)))
+		while (lines != 0)
+		{
+			int			line = word * 64 + pg_rightmost_one_pos64(lines);
+			Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
+
 			sbf_delta_region(delta, before.data, (const char *) page,
 							 offset, offset + SBF_LINE_BYTES);
+			lines &= lines - 1;
+		}
 	}
 	sbf_delta_region(delta, before.data, (const char *) page,
 					 SBF_PENDING_START, header->pd_lower);
