@@ -3,7 +3,7 @@
 # shape that do no filter work, and against a bloom value stored in a
 # table, measured in the same run with pgbench (-M prepared).
 #
-#   bash bench/shared.sh                  # throwaway cluster; ~7 minutes
+#   bash bench/shared.sh                  # throwaway cluster; ~14 minutes
 #   PG_CONFIG=/path/to/bin/pg_config bash bench/shared.sh
 #                                         # another PostgreSQL 15 install
 #   SBF_USE_EXISTING=1 bash bench/shared.sh   # PGHOST/PGPORT/PGDATABASE as
@@ -42,6 +42,9 @@
 #    where the server has it);
 #  - at 1 GB, batches in which 900 of the 1,000 URLs were added before (the
 #    crawl's common case), against the no-op of the same batches;
+#  - the same 1 GB batches, new and 90% seen, into filters made with
+#    transactional => false (the filters above are transactional, the
+#    default), logged and unlogged, 1 session;
 #  - the re-crawl loop of docs/shared.md: shared sliding filters of the 4 MB
 #    stage's capacity (3.4M URLs a window at 1%), a window of 7 days
 #    (shared_test_and_add(f, batch, now())) and one of 3.4M arrivals,
@@ -302,17 +305,30 @@ sql -c "DROP TABLE slide_logged, slide_unlogged"
 say "batches of 1,000 URLs: 1 GB, $REPEAT rounds"
 stage 1GB 890000000 "-T $T" "$REPEAT" 1000
 
-say "batches of 1,000 URLs, 90% seen before: 1 GB, $REPEAT rounds"
-sql -c "SELECT shared_test_and_add(f, array(SELECT 'https://www.example.org/seen/' || (b * 1000 + g) FROM generate_series(0, 999) g))
-	FROM unnest(ARRAY['batch_logged', 'batch_unlogged']::regclass[]) f, generate_series(0, 999) b"
-for r in $(seq 1 "$REPEAT"); do
-	run b:1GB:noop90:1 1 "-T $T" "$SEEN90
-SELECT bench_noop('batch_logged', $BATCH90);"
-	for l in logged unlogged; do
-		run "b:1GB:${l}90:1" 1 "-T $T" "$SEEN90
-SELECT shared_test_and_add('batch_$l', $BATCH90);"
+# rounds TABLE KEY NOOPKEY SUFFIX SET ARRAY: REPEAT rounds of 1 GB batches
+# (pgbench commands SET, then the batch ARRAY), 1 session: the no-op (key
+# b:1GB:NOOPKEYSUFFIX:1), then the filters TABLElogged and TABLEunlogged
+# (b:1GB:KEYloggedSUFFIX:1, b:1GB:KEYunloggedSUFFIX:1)
+rounds() {
+	local r l
+	for r in $(seq 1 "$REPEAT"); do
+		run "b:1GB:$3$4:1" 1 "-T $T" "$5
+SELECT bench_noop('${1}logged', $6);"
+		for l in logged unlogged; do
+			run "b:1GB:$2$l$4:1" 1 "-T $T" "$5
+SELECT shared_test_and_add('$1$l', $6);"
+		done
 	done
-done
+}
+# seen90 TABLE KEY NOOPKEY: the 1M URLs the 90%-seen batches draw from,
+# added to TABLElogged and TABLEunlogged, then rounds of those batches
+seen90() {
+	say "batches of 1,000 URLs, 90% seen before: 1 GB, $REPEAT rounds"
+	sql -c "SELECT shared_test_and_add(f, array(SELECT 'https://www.example.org/seen/' || (b * 1000 + g) FROM generate_series(0, 999) g))
+		FROM unnest(ARRAY['${1}logged', '${1}unlogged']::regclass[]) f, generate_series(0, 999) b"
+	rounds "$1" "$2" "$3" 90 "$SEEN90" "$BATCH90"
+}
+seen90 batch_ "" noop
 FLOOR_PAGES=$(psql -c "SELECT shared_info('batch_logged') ->> 'pages'")
 FLOOR_HASHES=$(psql -c "SELECT shared_info('batch_logged') ->> 'hashes'")
 
@@ -323,6 +339,20 @@ for f in bench_noop shared_test_and_add; do
 	mem[$f:1000]=$(measure "SELECT 1" "$(mem_sql 200 $f 1000)" | awk '{ print $2 }')
 	mem[$f:1M]=$(measure "SELECT 1" "$(mem_sql 1 $f 1000000)" | awk '{ print $2 }')
 done
+
+# the same 1 GB batches into filters made with transactional => false (the
+# line layout, adds immediate), after the transactional ones are dropped so
+# that both fit in shared buffers beside nothing else
+say "batches of 1,000 URLs, transactional => false: 1 GB, $REPEAT rounds"
+sql -c "DROP TABLE batch_logged, batch_unlogged" -c "CHECKPOINT"
+for l in logged unlogged; do
+	sql -c "SELECT shared_bloom_create('imm_$l', 890000000, 0.01, 0, $([ "$l" = unlogged ] && echo true || echo false), transactional => false)"
+	run "b:1GB:imm_$l:first" 1 "-t 1000" "$MANY
+SELECT shared_test_and_add('imm_$l', $BATCH);"
+done
+rounds imm_ imm_ noopimm "" "$MANY" "$BATCH"
+seen90 imm_ imm_ noopimm
+sql -c "DROP TABLE imm_logged, imm_unlogged"
 
 say "batches of 1,000 URLs: 16 GB, $REPEAT rounds of $BIG_CALLS calls a run"
 stage 16GB 14240000000 "-t $BIG_CALLS" "$REPEAT" 0
@@ -478,15 +508,24 @@ signatures, $exact_mb MB) and against the native floor (bench/shared_floor.c)
                                        new URLs            90% seen before
                                    ns/URL  exact/sbf     ns/URL  exact/sbf
 TXT
+# sbf_row LABEL KEY NOOP: a shared filter's line, new and 90%-seen batches
+sbf_row() {
+	printf '  %-32s %7.0f %9.1fx %10.0f %9.1fx\n' "$1" \
+		"$(net "b:1GB:$2:1" "b:1GB:$3:1")" \
+		"$(echo "$(net "b:exact:${2#imm_}:1" b:exact:noop:1) / $(net "b:1GB:$2:1" "b:1GB:$3:1")" | bc -l)" \
+		"$(net "b:1GB:${2}90:1" "b:1GB:${3}90:1")" \
+		"$(echo "$(net "b:exact:${2#imm_}90:1" b:exact:noop90:1) / $(net "b:1GB:${2}90:1" "b:1GB:${3}90:1")" | bc -l)"
+}
 for l in logged unlogged; do
-	printf '  %-32s %7.0f %9.1fx %10.0f %9.1fx\n' "shared filter, $l" \
-		"$(net "b:1GB:$l:1" b:1GB:noop:1)" \
-		"$(echo "$(net "b:exact:$l:1" b:exact:noop:1) / $(net "b:1GB:$l:1" b:1GB:noop:1)" | bc -l)" \
-		"$(net "b:1GB:${l}90:1" b:1GB:noop90:1)" \
-		"$(echo "$(net "b:exact:${l}90:1" b:exact:noop90:1) / $(net "b:1GB:${l}90:1" b:1GB:noop90:1)" | bc -l)"
+	sbf_row "shared filter, $l" "$l" noop
 done
 printf '  %-32s %7.0f %10s %10.0f\n' "  of logged: the commit's WAL flush" \
 	"$(flush b:1GB:logged:1)" "" "$(flush b:1GB:logged90:1)"
+for l in logged unlogged; do
+	sbf_row "  transactional => false, $l" "imm_$l" noopimm
+done
+printf '  %-32s %7.0f %10s %10.0f\n' "  of logged: the commit's WAL flush" \
+	"$(flush b:1GB:imm_logged:1)" "" "$(flush b:1GB:imm_logged90:1)"
 for l in logged unlogged; do
 	printf '  %-32s %7.0f %10s %10.0f\n' "exact table, $l" \
 		"$(net "b:exact:$l:1" b:exact:noop:1)" "" "$(net "b:exact:${l}90:1" b:exact:noop90:1)"
@@ -495,23 +534,32 @@ printf '  %-32s %7.0f %10s %10.0f\n' "native floor, process memory" "$FLOOR_NEW"
 printf '  %-32s %7.1fx %9s %10.1fx\n' "unlogged filter / native floor" \
 	"$(echo "$(net b:1GB:unlogged:1 b:1GB:noop:1) / $FLOOR_NEW" | bc -l)" "" \
 	"$(echo "$(net b:1GB:unlogged90:1 b:1GB:noop90:1) / $FLOOR_SEEN" | bc -l)"
+printf '  %-32s %7.1fx %9s %10.1fx\n' "  transactional => false" \
+	"$(echo "$(net b:1GB:imm_unlogged:1 b:1GB:noopimm:1) / $FLOOR_NEW" | bc -l)" "" \
+	"$(echo "$(net b:1GB:imm_unlogged90:1 b:1GB:noopimm90:1) / $FLOOR_SEEN" | bc -l)"
 
 # --- the goals of the speed issue ---------------------------------------------
 goal() { if [ "$(echo "$2" | bc -l)" = 1 ]; then echo "  met:    $1"; else echo "  missed: $1"; fi; }
 one_ratio=$(echo "$(med "${tps[one:noop]}") / $(med "${tps[one:add_logged]}")" | bc -l)
-unlogged=$(net b:1GB:unlogged:1 b:1GB:noop:1)
-logged=$(net b:1GB:logged:1 b:1GB:noop:1)
-exact_logged=$(echo "$(net b:exact:logged:1 b:exact:noop:1) / $logged" | bc -l)
-exact_unlogged=$(echo "$(net b:exact:unlogged:1 b:exact:noop:1) / $unlogged" | bc -l)
-floor_ratio=$(echo "$unlogged / $FLOOR_NEW" | bc -l)
 echo
 echo "goals"
 goal "one URL a statement, logged, <= 1.3x the no-op: $(printf '%.2f' "$one_ratio")x" "$one_ratio <= 1.3"
-goal "1 GB unlogged, <= 300 ns a URL net: $(printf '%.0f' "$unlogged") ns" "$unlogged <= 300"
-goal "1 GB logged, <= 1500 ns a URL net: $(printf '%.0f' "$logged") ns (the commit's flush: $(printf '%.0f' "$(flush b:1GB:logged:1)") ns)" "$logged <= 1500"
-goal "logged, >= 5x faster than the exact table: $(printf '%.1f' "$exact_logged")x" "$exact_logged >= 5"
-goal "unlogged, >= 20x faster than the exact table: $(printf '%.1f' "$exact_unlogged")x" "$exact_unlogged >= 20"
-goal "unlogged within 3x of the native floor: $(printf '%.1f' "$floor_ratio")x" "$floor_ratio <= 3"
+# speed_goals LABEL KEYPREFIX NOOPKEY: the 1 GB goals of a kind of filter
+speed_goals() {
+	local unlogged logged exact_logged exact_unlogged floor_ratio
+	unlogged=$(net "b:1GB:$2unlogged:1" "b:1GB:$3:1")
+	logged=$(net "b:1GB:$2logged:1" "b:1GB:$3:1")
+	exact_logged=$(echo "$(net b:exact:logged:1 b:exact:noop:1) / $logged" | bc -l)
+	exact_unlogged=$(echo "$(net b:exact:unlogged:1 b:exact:noop:1) / $unlogged" | bc -l)
+	floor_ratio=$(echo "$unlogged / $FLOOR_NEW" | bc -l)
+	goal "$1: 1 GB unlogged, <= 300 ns a URL net: $(printf '%.0f' "$unlogged") ns" "$unlogged <= 300"
+	goal "$1: 1 GB logged, <= 1500 ns a URL net: $(printf '%.0f' "$logged") ns (the commit's flush: $(printf '%.0f' "$(flush "b:1GB:$2logged:1")") ns)" "$logged <= 1500"
+	goal "$1: logged, >= 5x faster than the exact table: $(printf '%.1f' "$exact_logged")x" "$exact_logged >= 5"
+	goal "$1: unlogged, >= 20x faster than the exact table: $(printf '%.1f' "$exact_unlogged")x" "$exact_unlogged >= 20"
+	goal "$1: unlogged within 3x of the native floor: $(printf '%.1f' "$floor_ratio")x" "$floor_ratio <= 3"
+}
+speed_goals transactional "" noop
+speed_goals "transactional => false" imm_ noopimm
 for size in 4MB 1GB 16GB; do
 	for l in logged unlogged; do
 		up=$(echo "$(med "${tps[b:$size:$l:2]}") / $(med "${tps[b:$size:$l:1]}")" | bc -l)
