@@ -139,8 +139,9 @@ sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
 }
 
 /*
- * Append to DELTA the 8-byte words of [start, end) that differ between
- * BEFORE and AFTER, adjacent changed words as one fragment.
+ * Does the word at pos (8 bytes, or what is left before end) differ between
+ * BEFORE and AFTER?  A whole word is compared as one integer: memcmp would
+ * be a call a word.
  */
 static inline bool
 sbf_delta_word_differs(const char *before, const char *after, Size pos, Size end)
@@ -148,7 +149,6 @@ sbf_delta_word_differs(const char *before, const char *after, Size pos, Size end
 	uint64		a;
 	uint64		b;
 
-	/* a whole word compared as one (memcmp would be a call a word) */
 	if (end - pos < sizeof(uint64))
 		return memcmp(before + pos, after + pos, end - pos) != 0;
 	memcpy(&a, before + pos, sizeof(uint64));
@@ -156,6 +156,10 @@ sbf_delta_word_differs(const char *before, const char *after, Size pos, Size end
 	return a != b;
 }
 
+/*
+ * Append to DELTA the 8-byte words of [start, end) that differ between
+ * BEFORE and AFTER, adjacent changed words as one fragment.
+ */
 void
 sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
 				 Size start, Size end)
