@@ -125,6 +125,7 @@ extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
 extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
+extern void sbf_shared_sort_by_page(SbfBatchItem *items, int n, uint64 pages);
 extern void sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
 									  BlockNumber blkno);
 extern void sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta,

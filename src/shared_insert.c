@@ -75,19 +75,6 @@ typedef struct SbfAddCall
 								 * transactions */
 } SbfAddCall;
 
-/* Sort a chunk of a batch by page (batch_sort.h), with scratch from palloc */
-static void
-sbf_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
-{
-	uint64		buckets = pg_nextpower2_64((uint64) n);
-	int		   *start = palloc((buckets + 1) * sizeof(int));
-	SbfBatchItem *sorted = palloc(n * sizeof(SbfBatchItem));
-
-	sbf_batch_sort(items, n, pages, sorted, start, buckets);
-	pfree(sorted);
-	pfree(start);
-}
-
 /* Are all values of the group present in the page (the bloom fast path)? */
 static bool
 sbf_group_all_present(const SbfSharedMeta *meta, Page page, bool isnew,
@@ -828,7 +815,7 @@ sbf_items_to_sub(const SbfSubFilter *sub, SbfBatchItem *items, int n)
 	for (i = 0; i < n; i++)
 		items[i].page = (BlockNumber) (1 + sbf_block_of(items[i].hash, sub->pages));
 	if (n > 1)
-		sbf_sort_by_page(items, n, sub->pages);
+		sbf_shared_sort_by_page(items, n, sub->pages);
 	for (i = 0; i < n; i++)
 		items[i].page += sub->first - 1;
 }

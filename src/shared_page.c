@@ -585,6 +585,23 @@ sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 }
 
 /*
+ * Sort the n items of a batch by page (0-based within pages), stably: the
+ * items of a page keep the order they had (batch_sort.h, with scratch from
+ * palloc)
+ */
+void
+sbf_shared_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
+{
+	uint64		buckets = pg_nextpower2_64((uint64) n);
+	int		   *start = palloc((buckets + 1) * sizeof(int));
+	SbfBatchItem *sorted = palloc(n * sizeof(SbfBatchItem));
+
+	sbf_batch_sort(items, n, pages, sorted, start, buckets);
+	pfree(sorted);
+	pfree(start);
+}
+
+/*
  * In the pending layout, ask the CPU for the lines that adding to page
  * blkno will fold its pending adds into: a steady stream of transactions
  * leaves one or two on each page, each in a line of its own, which the

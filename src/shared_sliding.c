@@ -855,19 +855,6 @@ sbf_sliding_advance(Relation rel, const SbfSlidingState *params, int64 n,
 	return time ? t : clock;
 }
 
-/* Sort the n items by page, stably (batch_sort.h) */
-static void
-sbf_sliding_sort(SbfBatchItem *items, int n, uint64 pages)
-{
-	uint64		buckets = pg_nextpower2_64((uint64) n);
-	int		   *start = palloc((buckets + 1) * sizeof(int));
-	SbfBatchItem *sorted = palloc(n * sizeof(SbfBatchItem));
-
-	sbf_batch_sort(items, n, pages, sorted, start, buckets);
-	pfree(sorted);
-	pfree(start);
-}
-
 /*
  * Test-and-add the n items of one data page: age it, then each item in
  * input order at its clock, clocks[i] for item i.  A page's first write is
@@ -1021,7 +1008,7 @@ sbf_sliding_add(Relation rel, SbfBatchItem *items, int n, const int *index,
 	for (i = 0; i < n; i++)
 		items[i].page = sbf_shared_page_of(&meta, items[i].hash);
 	if (n > 1)
-		sbf_sliding_sort(items, n, meta.pages);
+		sbf_shared_sort_by_page(items, n, meta.pages);
 	clocks = palloc(n * sizeof(int64));
 	present = palloc(n * sizeof(bool));
 	for (i = 0; i < n; i++)
