@@ -123,6 +123,8 @@ extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
+extern bool sbf_shared_lock_for_write(Relation rel, const SbfSharedMeta *meta,
+									  BlockNumber blkno, Buffer *buf);
 extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
 extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
 extern void sbf_shared_sort_by_page(SbfBatchItem *items, int n, uint64 pages);

@@ -305,11 +305,7 @@ sbf_add_group(SbfAddCall *call, const SbfSharedMeta *meta,
 
 	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
 		return sbf_add_group_pending(call, meta, items, n, answers);
-	buf = sbf_shared_pin(rel, items[0].page);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	isnew = PageIsNew(BufferGetPage(buf));
-	if (!isnew)
-		sbf_shared_check_page(rel, meta, BufferGetPage(buf), items[0].page);
+	isnew = sbf_shared_lock_for_write(rel, meta, items[0].page, &buf);
 	if (sbf_group_all_present(meta, BufferGetPage(buf), isnew, items, n))
 	{
 		XLogRecPtr	lsn = wal ? PageGetLSN(BufferGetPage(buf)) : InvalidXLogRecPtr;
@@ -604,31 +600,26 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 
 	while (next < n)
 	{
-		Buffer		buf = sbf_shared_pin(rel, blkno);
+		Buffer		buf;
 		SbfXidStatus status[SBF_PENDING_MAX];
 		SbfPendingPass pass = {0};
 		Page		page;
 		bool		isnew;
 		int			i;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		isnew = sbf_shared_lock_for_write(rel, meta, blkno, &buf);
 		page = BufferGetPage(buf);
-		isnew = PageIsNew(page);
-		if (!isnew)
+		if (sbf_group_all_present(meta, page, isnew, items + next, n - next))
 		{
-			sbf_shared_check_page(rel, meta, page, blkno);
-			if (sbf_group_all_present(meta, page, false, items + next, n - next))
-			{
-				XLogRecPtr	lsn = wal ? PageGetLSN(page) : InvalidXLogRecPtr;
+			XLogRecPtr	lsn = wal ? PageGetLSN(page) : InvalidXLogRecPtr;
 
-				UnlockReleaseBuffer(buf);
-				/* as in sbf_add_group: the bits' WAL may not be flushed yet */
-				if (wal)
-					XLogFlush(lsn);
-				for (i = next; i < n; i++)
-					answers[items[i].index] = true;
-				return n;
-			}
+			UnlockReleaseBuffer(buf);
+			/* as in sbf_add_group: the bits' WAL may not be flushed yet */
+			if (wal)
+				XLogFlush(lsn);
+			for (i = next; i < n; i++)
+				answers[items[i].index] = true;
+			return n;
 		}
 
 		/* a pending add needs this (sub)transaction's id: not under the lock */

@@ -503,6 +503,25 @@ sbf_shared_pin(Relation rel, BlockNumber blkno)
 }
 
 /*
+ * A data page to write, as sbf_shared_pin, locked exclusively and checked
+ * unless it is new (all zeros: its writer initializes it); returns whether
+ * it is new.
+ */
+bool
+sbf_shared_lock_for_write(Relation rel, const SbfSharedMeta *meta,
+						  BlockNumber blkno, Buffer *buf)
+{
+	bool		isnew;
+
+	*buf = sbf_shared_pin(rel, blkno);
+	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
+	isnew = PageIsNew(BufferGetPage(*buf));
+	if (!isnew)
+		sbf_shared_check_page(rel, meta, BufferGetPage(*buf), blkno);
+	return isnew;
+}
+
+/*
  * A data page to test, pinned (not locked), as sbf_shared_read without a
  * strategy, or InvalidBuffer past the end of the relation: through the
  * buffer it was last found in, as sbf_shared_pin (a growing filter's adder

@@ -869,7 +869,7 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	bool		wal = RelationNeedsWAL(rel);
 	bool		refresh = (sliding->flags & SBF_SLIDING_REFRESH) != 0;
 	BlockNumber blkno = items[0].page;
-	Buffer		buf = sbf_shared_pin(rel, blkno);
+	Buffer		buf;
 	GenericXLogState *xlog = NULL;
 	static SbfDelta delta_buffer;
 	SbfDelta   *delta = &delta_buffer;
@@ -881,11 +881,8 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	bool		isnew;
 	int			i;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	isnew = sbf_shared_lock_for_write(rel, meta, blkno, &buf);
 	page = BufferGetPage(buf);
-	isnew = PageIsNew(page);
-	if (!isnew)
-		sbf_shared_check_page(rel, meta, page, blkno);
 	if (isnew && wal)
 	{
 		xlog = GenericXLogStart(rel);
