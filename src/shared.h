@@ -104,6 +104,20 @@ typedef struct SbfSharedCache
 	Buffer		recent[FLEXIBLE_ARRAY_MEMBER];
 } SbfSharedCache;
 
+/*
+ * A batch prefetches what adding an item will read this many items ahead
+ * of the one it adds (sbf_shared_prefetch_ahead)
+ */
+#define SBF_PREFETCH_DISTANCE	8
+
+/* How far a batch's prefetching has gone: items[0 .. n-1] asked for */
+typedef struct SbfPrefetchAhead
+{
+	int			slots;			/* recent-buffer cache entries */
+	int			pages;			/* buffers, headers, lines */
+	int			folds;			/* lines the pending adds fold into */
+} SbfPrefetchAhead;
+
 extern const TableAmRoutine sbf_filter_methods;
 
 /* shared_page.c */
@@ -126,12 +140,10 @@ extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
 extern bool sbf_shared_lock_for_write(Relation rel, const SbfSharedMeta *meta,
 									  BlockNumber blkno, Buffer *buf);
 extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
-extern void sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno);
 extern void sbf_shared_sort_by_page(SbfBatchItem *items, int n, uint64 pages);
-extern void sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
-									  BlockNumber blkno);
-extern void sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta,
-								BlockNumber blkno, SbfHash hash);
+extern void sbf_shared_prefetch_ahead(Relation rel, const SbfSharedMeta *meta,
+									  const SbfBatchItem *items, int n, int end,
+									  SbfPrefetchAhead *ahead);
 extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
 								 BlockNumber blkno);
 extern void sbf_shared_write_page(Relation rel, BlockNumber blkno,

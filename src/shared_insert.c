@@ -750,14 +750,6 @@ sbf_open_for_add(Oid relid)
 	return sbf_shared_open(relid, RowExclusiveLock, ACL_UPDATE);
 }
 
-/*
- * A batch prefetches what adding an item will read this many items ahead
- * of the one it adds (sbf_shared_prefetch), and twice as far ahead the
- * entry of the recent-buffer cache that tells it where to look
- * (sbf_shared_prefetch_slot), so that no prefetch waits on a load.
- */
-#define SBF_PREFETCH_DISTANCE	8
-
 /* Begin a call: the filter's parameters, and what tells whether it grows */
 static void
 sbf_add_call_begin(SbfAddCall *call, Relation rel)
@@ -868,30 +860,20 @@ static int
 sbf_test_sub(SbfAddCall *call, int j, SbfBatchItem *items, int n, bool *answers)
 {
 	SbfSharedMeta meta;
+	SbfPrefetchAhead ahead = {0};
 	int			start;
-	int			ahead;
 	int			kept = 0;
 	int			i;
 
 	sbf_sub_meta(&call->meta, &call->sub[j], &meta);
 	sbf_items_to_sub(&call->sub[j], items, n);
-	/* as sbf_add_to_last does: the pages' buffers and lines, ahead */
-	for (ahead = 0; ahead < Min(n, 2 * SBF_PREFETCH_DISTANCE); ahead++)
-		sbf_shared_prefetch_slot(call->rel, items[ahead].page);
-	for (ahead = 0; ahead < Min(n, SBF_PREFETCH_DISTANCE); ahead++)
-		sbf_shared_prefetch(call->rel, &meta, items[ahead].page, items[ahead].hash);
 	for (start = 0; start < n;)
 	{
 		int			end = start + 1;
 
 		while (end < n && items[end].page == items[start].page)
 			end++;
-		for (; ahead < Min(n, end + SBF_PREFETCH_DISTANCE); ahead++)
-		{
-			sbf_shared_prefetch(call->rel, &meta, items[ahead].page, items[ahead].hash);
-			if (ahead + SBF_PREFETCH_DISTANCE < n)
-				sbf_shared_prefetch_slot(call->rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
-		}
+		sbf_shared_prefetch_ahead(call->rel, &meta, items, n, end, &ahead);
 		sbf_test_group(call->rel, &meta, items + start, end - start, answers);
 		start = end;
 		CHECK_FOR_INTERRUPTS();
@@ -929,16 +911,11 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 	Relation	rel = call->rel;
 	int			last = (int) call->nsub - 1;
 	SbfSharedMeta meta;
+	SbfPrefetchAhead ahead = {0};
 	int			start;
-	int			ahead;
-	int			folds = 0;
 
 	sbf_sub_meta(&call->meta, &call->sub[last], &meta);
 	sbf_items_to_sub(&call->sub[last], items, n);
-	for (ahead = 0; ahead < Min(n, 2 * SBF_PREFETCH_DISTANCE); ahead++)
-		sbf_shared_prefetch_slot(rel, items[ahead].page);
-	for (ahead = 0; ahead < Min(n, SBF_PREFETCH_DISTANCE); ahead++)
-		sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
 	for (start = 0; start < n;)
 	{
 		int			end = start + 1;
@@ -947,14 +924,7 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 
 		while (end < n && items[end].page == items[start].page)
 			end++;
-		for (; ahead < Min(n, end + SBF_PREFETCH_DISTANCE); ahead++)
-		{
-			sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
-			if (ahead + SBF_PREFETCH_DISTANCE < n)
-				sbf_shared_prefetch_slot(rel, items[ahead + SBF_PREFETCH_DISTANCE].page);
-		}
-		for (; folds < Min(n, end + SBF_PREFETCH_DISTANCE / 2); folds++)
-			sbf_shared_prefetch_folds(rel, &meta, items[folds].page);
+		sbf_shared_prefetch_ahead(rel, &meta, items, n, end, &ahead);
 		done = sbf_add_group(call, &meta, items + start, end - start, answers);
 		for (i = start; i < start + done; i++)
 			if (!answers[items[i].index])

@@ -554,7 +554,7 @@ sbf_shared_pin_existing(Relation rel, BlockNumber blkno)
  * other.  Prefetching reads nothing that could fault: the addresses are
  * those of shared buffers, whatever page they now hold.
  */
-void
+static void
 sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno)
 {
 	SbfSharedCache *cache = (SbfSharedCache *) rel->rd_amcache;
@@ -563,7 +563,7 @@ sbf_shared_prefetch_slot(Relation rel, BlockNumber blkno)
 		sbf_prefetch(&cache->recent[blkno & (cache->nrecent - 1)]);
 }
 
-void
+static void
 sbf_shared_prefetch(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 					SbfHash hash)
 {
@@ -630,7 +630,7 @@ sbf_shared_sort_by_page(SbfBatchItem *items, int n, uint64 pages)
  * under it: only the lines of the page itself are ever prefetched, and
  * nothing read is used for anything else.
  */
-void
+static void
 sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
 						  BlockNumber blkno)
 {
@@ -659,6 +659,46 @@ sbf_shared_prefetch_folds(Relation rel, const SbfSharedMeta *meta,
 		sbf_prefetch((char *) header + SBF_LINES_BLOCK_OFFSET +
 					 sbf_line_of_state(state, SBF_PENDING_LINES) * SBF_LINE_BYTES);
 	}
+}
+
+/*
+ * Before a batch works on its items up to end (sorted by page), ask the
+ * CPU for what the next ones will read: their pages' buffers, headers and
+ * lines (sbf_shared_prefetch) SBF_PREFETCH_DISTANCE items ahead and more,
+ * the entries of the recent-buffer cache that tell where those are another
+ * SBF_PREFETCH_DISTANCE ahead (so that no prefetch waits on a load), and in
+ * the pending layout the lines that adding will fold into, read from
+ * headers prefetched earlier (sbf_shared_prefetch_folds).
+ *
+ * Pages are prefetched in bursts, half the distance at a time.  Profiles
+ * of a 1 GB filter showed adds waiting just after the prefetch of a page's
+ * header, not at their own loads: on a page of a large filter the prefetch
+ * misses the TLB (a nested walk in a virtual machine), and the work between
+ * two prefetches, atomic operations on buffer descriptors, does not run
+ * past it.  One prefetch per item made every add wait for one page; in a
+ * burst the pages are asked for together and one wait covers several (1
+ * GB, unlogged, batches of 1,000 new URLs: 453 ns a URL net before, 317
+ * after, medians of five alternations).
+ */
+void
+sbf_shared_prefetch_ahead(Relation rel, const SbfSharedMeta *meta,
+						  const SbfBatchItem *items, int n, int end,
+						  SbfPrefetchAhead *ahead)
+{
+	if (ahead->pages < Min(n, end + SBF_PREFETCH_DISTANCE / 2))
+	{
+		int			to = Min(n, end + SBF_PREFETCH_DISTANCE + SBF_PREFETCH_DISTANCE / 2);
+
+		for (; ahead->slots < Min(n, to + SBF_PREFETCH_DISTANCE); ahead->slots++)
+			sbf_shared_prefetch_slot(rel, items[ahead->slots].page);
+		for (; ahead->pages < to; ahead->pages++)
+			sbf_shared_prefetch(rel, meta, items[ahead->pages].page,
+								items[ahead->pages].hash);
+	}
+	/* (pages prefetched at least a quarter of the distance earlier) */
+	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+		for (; ahead->folds < Min(n, end + SBF_PREFETCH_DISTANCE / 4); ahead->folds++)
+			sbf_shared_prefetch_folds(rel, meta, items[ahead->folds].page);
 }
 
 /*

@@ -67,9 +67,6 @@ PG_FUNCTION_INFO_V1(shared_slidingbloom_create_time);
 /* The clock of a time window that has seen no arrival yet */
 #define SBF_SLIDING_NO_CLOCK	PG_INT64_MIN
 
-/* A batch prefetches this many items ahead (SBF_PREFETCH_DISTANCE) */
-#define SBF_SLIDING_PREFETCH	8
-
 /* The most hashes sizing tries */
 #define SBF_SLIDING_MAX_K		16
 
@@ -985,7 +982,7 @@ sbf_sliding_add(Relation rel, SbfBatchItem *items, int n, const int *index,
 	int64	   *clocks;
 	bool	   *present;
 	int			start;
-	int			ahead;
+	SbfPrefetchAhead ahead = {0};
 	int			i;
 
 	sbf_sliding_refuse_at(rel, &sliding, has_at);
@@ -1011,23 +1008,14 @@ sbf_sliding_add(Relation rel, SbfBatchItem *items, int n, const int *index,
 	for (i = 0; i < n; i++)
 		clocks[i] = time ? base : base + 1 + items[i].index;
 
-	/* as the other kinds' batches: buffers, headers and cells, ahead */
-	for (ahead = 0; ahead < Min(n, 2 * SBF_SLIDING_PREFETCH); ahead++)
-		sbf_shared_prefetch_slot(rel, items[ahead].page);
-	for (ahead = 0; ahead < Min(n, SBF_SLIDING_PREFETCH); ahead++)
-		sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
 	for (start = 0; start < n;)
 	{
 		int			end = start + 1;
 
 		while (end < n && items[end].page == items[start].page)
 			end++;
-		for (; ahead < Min(n, end + SBF_SLIDING_PREFETCH); ahead++)
-		{
-			sbf_shared_prefetch(rel, &meta, items[ahead].page, items[ahead].hash);
-			if (ahead + SBF_SLIDING_PREFETCH < n)
-				sbf_shared_prefetch_slot(rel, items[ahead + SBF_SLIDING_PREFETCH].page);
-		}
+		/* as the other kinds' batches: buffers, headers and cells, ahead */
+		sbf_shared_prefetch_ahead(rel, &meta, items, n, end, &ahead);
 		sbf_sliding_add_group(rel, &meta, &sliding, items + start, end - start,
 							  clocks + start, present + start);
 		start = end;
