@@ -1,7 +1,8 @@
 # Shared by the benchmarks: scripts/lib.sh, and how they measure.
 #
-# With PG_CONFIG set, the benchmarks build sbf for that PostgreSQL 15 and run
-# its programs (initdb, pg_ctl, postgres, psql, pgbench), not the system's:
+# With PG_CONFIG set, the benchmarks build sbf for that PostgreSQL (15 to
+# 18) and run its programs (initdb, pg_ctl, postgres, psql, pgbench), not
+# the system's:
 #
 #   PG_CONFIG=/path/to/bin/pg_config bash bench/shared.sh
 if [ -n "${PG_CONFIG:-}" ] && [ -z "${PG_BINDIR:-}" ]; then

@@ -5,7 +5,7 @@
 #
 #   bash bench/shared.sh                  # throwaway cluster; ~14 minutes
 #   PG_CONFIG=/path/to/bin/pg_config bash bench/shared.sh
-#                                         # another PostgreSQL 15 install
+#                                         # another PostgreSQL install (15 to 18)
 #   SBF_USE_EXISTING=1 bash bench/shared.sh   # PGHOST/PGPORT/PGDATABASE as
 #                                         # set, with that server's settings
 #
@@ -135,10 +135,25 @@ SEEN90="$MANY
 BATCH90="array(SELECT CASE WHEN g < 900 THEN 'https://www.example.org/seen/' || (:s + g) ELSE 'https://www.example.org/path/' || (:b::bigint + g) || '/page.html' END FROM generate_series(0, 999) g)"
 
 # server_state: checkpoints so far, the WAL's insert and flush positions,
-# its syncs so far and their milliseconds (0 without track_wal_io_timing)
+# its syncs so far and their milliseconds (0 without track_wal_io_timing),
+# from the views of the server's version: checkpoints moved from
+# pg_stat_bgwriter to pg_stat_checkpointer in 17, WAL syncs from
+# pg_stat_wal to pg_stat_io in 18
 server_state() {
-	psql -F ' ' -c "SELECT checkpoints_timed + checkpoints_req, pg_current_wal_lsn(),
-		pg_current_wal_flush_lsn(), wal_sync, wal_sync_time FROM pg_stat_bgwriter, pg_stat_wal"
+	local version checkpoints syncs
+	version=$(psql -c "SHOW server_version_num")
+	if [ "$version" -ge 170000 ]; then
+		checkpoints="(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
+	else
+		checkpoints="(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+	fi
+	if [ "$version" -ge 180000 ]; then
+		syncs="(SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal'),
+			(SELECT sum(fsync_time) FROM pg_stat_io WHERE object = 'wal')"
+	else
+		syncs="(SELECT wal_sync FROM pg_stat_wal), (SELECT wal_sync_time FROM pg_stat_wal)"
+	fi
+	psql -F ' ' -c "SELECT $checkpoints, pg_current_wal_lsn(), pg_current_wal_flush_lsn(), $syncs"
 }
 
 # fpi_bytes FROM TO: bytes of full-page images in the WAL between two LSNs
