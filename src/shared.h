@@ -137,6 +137,7 @@ extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
+extern bool sbf_shared_block_exists(Relation rel, BlockNumber blkno);
 extern bool sbf_shared_lock_for_write(Relation rel, const SbfSharedMeta *meta,
 									  BlockNumber blkno, Buffer *buf);
 extern Buffer sbf_shared_pin_existing(Relation rel, BlockNumber blkno);
@@ -205,6 +206,7 @@ extern void sbf_delta_append(SbfDelta *delta, const char *page, Size offset,
 extern void sbf_delta_region(SbfDelta *delta, const char *before,
 							 const char *after, Size start, Size end);
 extern void sbf_log_delta(Buffer buf, SbfDelta *delta);
+extern void sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n);
 
 /* shared_grow.c */
 extern void sbf_state_init(SbfSharedState *state, const SbfSharedMeta *meta,

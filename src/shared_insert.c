@@ -75,6 +75,30 @@ typedef struct SbfAddCall
 								 * transactions */
 } SbfAddCall;
 
+/*
+ * The changes of a logged filter's pages, up to SBF_WAL_PAGES in one WAL
+ * record (sbf_add_pages_logged): each page's copy of what it changes, and
+ * its fragments, one buffer each per backend (not 24 kB of palloc a page)
+ */
+#define SBF_WAL_PAGES	MAX_GENERIC_XLOG_PAGES
+
+static PGAlignedBlock sbf_wal_before[SBF_WAL_PAGES];
+static SbfDelta sbf_wal_delta[SBF_WAL_PAGES];
+
+/*
+ * What one pass over a page did (the pending layout's adds, below; in the
+ * line layout, only done)
+ */
+typedef struct SbfPendingPass
+{
+	int			done;			/* values answered */
+	TransactionId wait;			/* an open transaction to wait for */
+	bool		full;			/* the page is full of this transaction's */
+	uint64		folded[2];		/* lines whose bits changed */
+} SbfPendingPass;
+
+StaticAssertDecl(SBF_PENDING_LINES <= 128, "SbfPendingPass.folded has 128 bits");
+
 /* Are all values of the group present in the page (the bloom fast path)? */
 static bool
 sbf_group_all_present(const SbfSharedMeta *meta, Page page, bool isnew,
@@ -182,22 +206,46 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
  * one critical section, as every WAL-logged change is.
  */
 /*
- * Log the fragments of DELTA as the generic WAL record of the change to
- * BUF (in a critical section, the buffer locked exclusively)
+ * Log the fragments of the n DELTAS as one generic WAL record of the
+ * changes to BUFS (in a critical section, the buffers locked exclusively;
+ * at most MAX_GENERIC_XLOG_PAGES, which generic_redo replays): one record
+ * header, and one relation in the block references, for them all.  A
+ * buffer whose delta is empty did not change and is left out.
  */
+void
+sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n)
+{
+	XLogRecPtr	lsn;
+	int			registered = 0;
+	int			i;
+
+	Assert(n <= MAX_GENERIC_XLOG_PAGES);
+	for (i = 0; i < n; i++)
+		if (deltas[i]->len > 0)
+			break;
+	if (i == n)
+		return;
+	XLogBeginInsert();
+	for (i = 0; i < n; i++)
+	{
+		if (deltas[i]->len == 0)
+			continue;
+		MarkBufferDirty(bufs[i]);
+		XLogRegisterBuffer(registered, bufs[i], REGBUF_STANDARD);
+		XLogRegisterBufData(registered, deltas[i]->data, deltas[i]->len);
+		registered++;
+	}
+	lsn = XLogInsert(RM_GENERIC_ID, 0);
+	for (i = 0; i < n; i++)
+		if (deltas[i]->len > 0)
+			PageSetLSN(BufferGetPage(bufs[i]), lsn);
+}
+
+/* The same for one buffer */
 void
 sbf_log_delta(Buffer buf, SbfDelta *delta)
 {
-	XLogRecPtr	lsn;
-
-	if (delta->len == 0)
-		return;
-	MarkBufferDirty(buf);
-	XLogBeginInsert();
-	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-	XLogRegisterBufData(0, delta->data, delta->len);
-	lsn = XLogInsert(RM_GENERIC_ID, 0);
-	PageSetLSN(BufferGetPage(buf), lsn);
+	sbf_log_deltas(&buf, &delta, 1);
 }
 
 /*
@@ -206,20 +254,16 @@ sbf_log_delta(Buffer buf, SbfDelta *delta)
  * the page) and compared after, word by word.
  */
 static void
-sbf_add_lines_logged(Buffer buf, const SbfSharedMeta *meta,
-					 const SbfBatchItem *items, int n, bool *answers)
+sbf_add_lines_delta(Page page, const SbfSharedMeta *meta,
+					const SbfBatchItem *items, int n, bool *answers,
+					uint64 *before, SbfDelta *delta)
 {
-	Page		page = BufferGetPage(buf);
 	uint8	   *block = sbf_page_block(meta, page);
 	uint64		touched[(SBF_BLOCK_LINES + 63) / 64] = {0};
-	static uint64 before[SBF_BLOCK_BYTES / sizeof(uint64)];
-	static SbfDelta delta_buffer;
-	SbfDelta   *delta = &delta_buffer;
 	int			line;
 	int			i;
 
 	delta->len = 0;
-	START_CRIT_SECTION();
 	for (i = 0; i < n; i++)
 	{
 		uint64	   *words = sbf_line_words(block, items[i].hash);
@@ -254,8 +298,6 @@ sbf_add_lines_logged(Buffer buf, const SbfSharedMeta *meta,
 				w++;
 		}
 	}
-	sbf_log_delta(buf, delta);
-	END_CRIT_SECTION();
 }
 
 static void
@@ -284,6 +326,10 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 
 static int	sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 								  const SbfBatchItem *items, int n, bool *answers);
+static void sbf_page_logged(Buffer buf, const SbfSharedMeta *meta,
+							SbfXidStatus *status, TransactionId xid,
+							const SbfBatchItem *items, int n, bool *answers,
+							SbfPendingPass *pass);
 
 /*
  * Test-and-add the n values of one page, in input order, writing their
@@ -336,8 +382,11 @@ sbf_add_group(SbfAddCall *call, const SbfSharedMeta *meta,
 
 	if (wal && !PageIsNew(BufferGetPage(buf)))
 	{
+		SbfPendingPass pass = {0};
+
 		if (meta->version == SBF_SHARED_LAYOUT_LINES)
-			sbf_add_lines_logged(buf, meta, items, n, answers);
+			sbf_page_logged(buf, meta, NULL, InvalidTransactionId, items, n,
+							answers, &pass);
 		else
 			sbf_add_group_logged(buf, meta, items, n, answers);
 		UnlockReleaseBuffer(buf);
@@ -401,17 +450,9 @@ sbf_still_last(const SbfAddCall *call)
  *
  * What can ERROR (the transactions' status in the commit log, the proc
  * array) is asked before the page is changed: the change itself, decided
- * from those answers, is made and logged in one critical section.
+ * from those answers, is made and logged in one critical section
+ * (SbfPendingPass, above, is what a pass did).
  */
-typedef struct SbfPendingPass
-{
-	int			done;			/* values answered */
-	TransactionId wait;			/* an open transaction to wait for */
-	bool		full;			/* the page is full of this transaction's */
-	uint64		folded[2];		/* lines whose bits changed */
-} SbfPendingPass;
-
-StaticAssertDecl(SBF_PENDING_LINES <= 128, "SbfPendingPass.folded has 128 bits");
 
 /*
  * What each pending add of the page counts as now (outside any critical
@@ -521,25 +562,23 @@ sbf_pending_pass(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
 }
 
 /*
- * The same on a logged page that is not new, logging the bytes it changed:
- * the lines it folded into, the pending adds and pd_lower.
+ * The same on a logged page that is not new, collecting in DELTA the bytes
+ * it changed: the lines it folded into, the pending adds and pd_lower
+ * (BEFORE: a page's worth of scratch).  The caller makes the change and
+ * logs it in one critical section.
  */
 static void
-sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
-						SbfXidStatus *status, TransactionId xid,
-						const SbfBatchItem *items, int n, bool *answers,
-						SbfPendingPass *pass)
+sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
+					   SbfXidStatus *status, TransactionId xid,
+					   const SbfBatchItem *items, int n, bool *answers,
+					   SbfPendingPass *pass, char *before, SbfDelta *delta)
 {
-	Page		page = BufferGetPage(buf);
 	PageHeader	header = (PageHeader) page;
 	uint8	   *block = sbf_page_block(meta, page);
 	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	int			count = sbf_pending_count(page);
 	LocationIndex lower_before = header->pd_lower;
 	Size		copied;
-	static PGAlignedBlock before;
-	static SbfDelta delta_buffer;
-	SbfDelta   *delta = &delta_buffer;
 	int			word;
 	int			i;
 
@@ -550,7 +589,7 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 			Size		offset = (char *) sbf_state_line_words(block, sbf_pending_state(&adds[i])) -
 				(char *) page;
 
-			memcpy(before.data + offset, (char *) page + offset, SBF_LINE_BYTES);
+			memcpy(before + offset, (char *) page + offset, SBF_LINE_BYTES);
 		}
 	/*
 	 * and the adds up to pd_lower (checked to be within them), with the room
@@ -560,11 +599,10 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 	 */
 	copied = Min(lower_before + n * SBF_PENDING_BYTES,
 				 SBF_PENDING_START + SBF_PENDING_MAX * SBF_PENDING_BYTES);
-	memcpy(before.data + SBF_PENDING_START, (char *) page + SBF_PENDING_START,
+	memcpy(before + SBF_PENDING_START, (char *) page + SBF_PENDING_START,
 		   copied - SBF_PENDING_START);
 
 	delta->len = 0;
-	START_CRIT_SECTION();
 	sbf_pending_pass(meta, page, status, xid, items, n, answers, pass);
 	for (word = 0; word < (int) lengthof(pass->folded); word++)
 	{
@@ -575,18 +613,65 @@ sbf_pending_pass_logged(Buffer buf, const SbfSharedMeta *meta,
 			int			line = word * 64 + pg_rightmost_one_pos64(lines);
 			Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
 
-			sbf_delta_region(delta, before.data, (const char *) page,
+			sbf_delta_region(delta, before, (const char *) page,
 							 offset, offset + SBF_LINE_BYTES);
 			lines &= lines - 1;
 		}
 	}
-	sbf_delta_region(delta, before.data, (const char *) page,
+	sbf_delta_region(delta, before, (const char *) page,
 					 SBF_PENDING_START, header->pd_lower);
 	if (header->pd_lower != lower_before)
 		sbf_delta_append(delta, (const char *) page,
 						 offsetof(PageHeaderData, pd_lower), sizeof(LocationIndex));
-	sbf_log_delta(buf, delta);
+}
+
+/*
+ * One page's change in a logged filter of the line or the pending layout,
+ * its bytes collected in DELTA (BEFORE: a page's worth of scratch), not yet
+ * logged; pass->done tells how many items were answered (all, in the line
+ * layout)
+ */
+static void
+sbf_page_delta(Page page, const SbfSharedMeta *meta, SbfXidStatus *status,
+			   TransactionId xid, const SbfBatchItem *items, int n,
+			   bool *answers, SbfPendingPass *pass, char *before, SbfDelta *delta)
+{
+	if (meta->version == SBF_SHARED_LAYOUT_LINES)
+	{
+		sbf_add_lines_delta(page, meta, items, n, answers, (uint64 *) before, delta);
+		pass->done = n;
+	}
+	else
+		sbf_pending_pass_delta(page, meta, status, xid, items, n, answers,
+							   pass, before, delta);
+}
+
+/* The same, changed and logged alone, in one critical section */
+static void
+sbf_page_logged(Buffer buf, const SbfSharedMeta *meta, SbfXidStatus *status,
+				TransactionId xid, const SbfBatchItem *items, int n,
+				bool *answers, SbfPendingPass *pass)
+{
+	SbfDelta   *delta = &sbf_wal_delta[0];
+
+	START_CRIT_SECTION();
+	sbf_page_delta(BufferGetPage(buf), meta, status, xid, items, n, answers,
+				   pass, sbf_wal_before[0].data, delta);
+	sbf_log_deltas(&buf, &delta, 1);
 	END_CRIT_SECTION();
+}
+
+/* A page full of this transaction's pending adds: nothing makes room */
+static void
+sbf_pending_full(Relation rel, BlockNumber blkno)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("too many uncommitted adds to page %u of shared filter \"%s\"",
+					blkno, RelationGetRelationName(rel)),
+			 errdetail("A page holds the adds of transactions that have not committed yet, at most %d, and this transaction's fill it.",
+					   SBF_PENDING_MAX),
+			 errhint("Commit more often: a transaction can add about 1%% of the filter's capacity. A bulk load can use a filter made with transactional => false.")));
 }
 
 static int
@@ -663,8 +748,8 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		{
 			sbf_pending_statuses(page, status, &call->xids);
 			if (wal)
-				sbf_pending_pass_logged(buf, meta, status, GetCurrentTransactionId(),
-										items + next, n - next, answers, &pass);
+				sbf_page_logged(buf, meta, status, GetCurrentTransactionId(),
+								items + next, n - next, answers, &pass);
 			else
 			{
 				START_CRIT_SECTION();
@@ -678,17 +763,134 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		next += pass.done;
 
 		if (pass.full)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many uncommitted adds to page %u of shared filter \"%s\"",
-							blkno, RelationGetRelationName(rel)),
-					 errdetail("A page holds the adds of transactions that have not committed yet, at most %d, and this transaction's fill it.",
-							   SBF_PENDING_MAX),
-					 errhint("Commit more often: a transaction can add about 1%% of the filter's capacity. A bulk load can use a filter made with transactional => false.")));
+			sbf_pending_full(rel, blkno);
 		if (TransactionIdIsValid(pass.wait))
 			XactLockTableWait(pass.wait, rel, NULL, XLTW_None);
 	}
 	return n;
+}
+
+/*
+ * A logged filter of the line or the pending layout, the transaction's id
+ * taken: test-and-add items[start..] on up to SBF_WAL_PAGES pages at once,
+ * in one WAL record.  Returns where the items not yet answered start:
+ * after the pages done, or on a page left to sbf_add_group (its first
+ * write, a filter that grew) or, after waiting, on the page where an open
+ * transaction's add was met; start itself when the first page is left.
+ *
+ * One record a page cost its header, a reference to the relation and an
+ * insertion into the WAL buffers a value: in steady state a third of a
+ * logged add's WAL, and with two sessions a contention on the insertion
+ * and on the WAL buffers' cache lines.  The pages are locked in block
+ * order, as every adder locks them (a batch is sorted by page; nothing
+ * else holds two data pages), and everything that can ERROR (reading and
+ * checking a page, the transactions' status) is done before the first
+ * change; the changes and their record are then one critical section.
+ * Only pages that exist are taken after the first: extending the relation
+ * under the lock of another page is left to sbf_add_group.
+ */
+static int
+sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
+					 SbfBatchItem *items, int start, int n, bool *answers,
+					 SbfPrefetchAhead *ahead)
+{
+	Relation	rel = call->rel;
+	bool		pending = meta->version == SBF_SHARED_LAYOUT_PENDING;
+	TransactionId xid = pending ? GetCurrentTransactionIdIfAny() : InvalidTransactionId;
+	Buffer		bufs[SBF_WAL_PAGES];
+	SbfDelta   *deltas[SBF_WAL_PAGES];
+	int			first[SBF_WAL_PAGES];
+	int			last[SBF_WAL_PAGES];
+	SbfXidStatus status[SBF_WAL_PAGES][SBF_PENDING_MAX];
+	SbfPendingPass pass[SBF_WAL_PAGES];
+	XLogRecPtr	flush = InvalidXLogRecPtr;
+	TransactionId wait = InvalidTransactionId;
+	int			npages = 0;
+	int			pos = start;
+	int			stopped = -1;
+	int			p;
+
+	Assert(pending ? TransactionIdIsValid(xid) :
+		   TransactionIdIsValid(GetTopTransactionIdIfAny()));
+	while (npages < SBF_WAL_PAGES && pos < n)
+	{
+		BlockNumber blkno = items[pos].page;
+		int			end = pos + 1;
+		Buffer		buf;
+		bool		isnew;
+
+		while (end < n && items[end].page == blkno)
+			end++;
+		if (pos > start)
+		{
+			sbf_shared_prefetch_ahead(rel, meta, items, n, end, ahead);
+			if (!sbf_shared_block_exists(rel, blkno))
+				break;
+		}
+		isnew = sbf_shared_lock_for_write(rel, meta, blkno, &buf);
+		if (isnew || !sbf_still_last(call))
+		{
+			UnlockReleaseBuffer(buf);
+			break;
+		}
+		if (sbf_group_all_present(meta, BufferGetPage(buf), false,
+								  items + pos, end - pos))
+		{
+			/* as in sbf_add_group: the bits' WAL is flushed, after the locks */
+			flush = Max(flush, PageGetLSN(BufferGetPage(buf)));
+			UnlockReleaseBuffer(buf);
+			for (p = pos; p < end; p++)
+				answers[items[p].index] = true;
+			pos = end;
+			continue;
+		}
+		if (pending)
+			sbf_pending_statuses(BufferGetPage(buf), status[npages], &call->xids);
+		memset(&pass[npages], 0, sizeof(SbfPendingPass));
+		bufs[npages] = buf;
+		deltas[npages] = &sbf_wal_delta[npages];
+		first[npages] = pos;
+		last[npages] = end;
+		npages++;
+		pos = end;
+	}
+
+	/*
+	 * The changes, in page order; a page whose pass stopped (an open
+	 * transaction's add met, or the page full) ends them: the pages after it
+	 * are left unchanged, to be taken again
+	 */
+	START_CRIT_SECTION();
+	for (p = 0; p < npages; p++)
+	{
+		if (stopped >= 0)
+		{
+			deltas[p]->len = 0;
+			continue;
+		}
+		sbf_page_delta(BufferGetPage(bufs[p]), meta, status[p], xid,
+					   items + first[p], last[p] - first[p], answers,
+					   &pass[p], sbf_wal_before[p].data, deltas[p]);
+		if (pass[p].done < last[p] - first[p])
+			stopped = p;
+	}
+	sbf_log_deltas(bufs, deltas, npages);
+	END_CRIT_SECTION();
+	for (p = 0; p < npages; p++)
+		UnlockReleaseBuffer(bufs[p]);
+	if (!XLogRecPtrIsInvalid(flush))
+		XLogFlush(flush);
+
+	if (stopped >= 0)
+	{
+		if (pass[stopped].full)
+			sbf_pending_full(rel, items[first[stopped]].page);
+		wait = pass[stopped].wait;
+		pos = first[stopped] + pass[stopped].done;
+	}
+	if (TransactionIdIsValid(wait))
+		XactLockTableWait(wait, rel, NULL, XLTW_None);
+	return pos;
 }
 
 /*
@@ -722,8 +924,8 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 	{
 		sbf_pending_statuses(page, status, NULL);
 		if (RelationNeedsWAL(rel))
-			sbf_pending_pass_logged(buf, meta, status, InvalidTransactionId,
-									NULL, 0, NULL, &pass);
+			sbf_page_logged(buf, meta, status, InvalidTransactionId,
+							NULL, 0, NULL, &pass);
 		else
 		{
 			START_CRIT_SECTION();
@@ -925,6 +1127,27 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 		while (end < n && items[end].page == items[start].page)
 			end++;
 		sbf_shared_prefetch_ahead(rel, &meta, items, n, end, &ahead);
+		/* several pages a WAL record, once the transaction has its id */
+		if (RelationNeedsWAL(rel) &&
+			((meta.version == SBF_SHARED_LAYOUT_PENDING &&
+			  TransactionIdIsValid(GetCurrentTransactionIdIfAny())) ||
+			 (meta.version == SBF_SHARED_LAYOUT_LINES &&
+			  TransactionIdIsValid(GetTopTransactionIdIfAny()))))
+		{
+			end = sbf_add_pages_logged(call, &meta, items, start, n, answers, &ahead);
+			if (end > start)
+			{
+				for (i = start; i < end; i++)
+					if (!answers[items[i].index])
+						call->added[last]++;
+				start = end;
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+			end = start + 1;
+			while (end < n && items[end].page == items[start].page)
+				end++;
+		}
 		done = sbf_add_group(call, &meta, items + start, end - start, answers);
 		for (i = start; i < start + done; i++)
 			if (!answers[items[i].index])

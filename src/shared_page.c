@@ -430,7 +430,7 @@ sbf_shared_state(Relation rel, bool refresh)
 }
 
 /* Is blkno below the end of the relation (asking the kernel only when not) */
-static bool
+bool
 sbf_shared_block_exists(Relation rel, BlockNumber blkno)
 {
 	SbfSharedCache *cache = sbf_shared_cache(rel);

@@ -39,9 +39,12 @@ my $absent  = q{'https://absent' || (g % 97) || '.example/' || g};
 
 $primary->safe_psql('postgres', q{
 	SELECT shared_bloom_create('after_backup', 100000, 0.01);
+	SELECT shared_bloom_create('immediate', 100000, 0.01, transactional => false);
 	SELECT shared_stablebloom_create('recent', 100000, 0.01, 3, max => 3);
 });
-for my $filter ('before_backup', 'after_backup', 'recent')
+# (a batch's pages share WAL records, up to four a record, in both bloom
+# layouts: the transactional filters' and the immediate one's)
+for my $filter ('before_backup', 'after_backup', 'immediate', 'recent')
 {
 	$primary->safe_psql('postgres', qq{
 		DO \$\$
@@ -55,7 +58,7 @@ for my $filter ('before_backup', 'after_backup', 'recent')
 }
 $primary->wait_for_catchup($standby);
 
-for my $filter ('before_backup', 'after_backup')
+for my $filter ('before_backup', 'after_backup', 'immediate')
 {
 	is($standby->safe_psql('postgres', qq{
 			SELECT count(*) FROM generate_series(1, 100000) g
