@@ -797,8 +797,8 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 	Relation	rel = call->rel;
 	bool		pending = meta->version == SBF_SHARED_LAYOUT_PENDING;
 	TransactionId xid = pending ? GetCurrentTransactionIdIfAny() : InvalidTransactionId;
-	Buffer		bufs[SBF_WAL_PAGES];
-	SbfDelta   *deltas[SBF_WAL_PAGES];
+	Buffer		bufs[SBF_WAL_PAGES] = {0};
+	SbfDelta   *deltas[SBF_WAL_PAGES] = {0};
 	int			first[SBF_WAL_PAGES];
 	int			last[SBF_WAL_PAGES];
 	SbfXidStatus status[SBF_WAL_PAGES][SBF_PENDING_MAX];
