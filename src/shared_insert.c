@@ -1134,19 +1134,18 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 			 (meta.version == SBF_SHARED_LAYOUT_LINES &&
 			  TransactionIdIsValid(GetTopTransactionIdIfAny()))))
 		{
-			end = sbf_add_pages_logged(call, &meta, items, start, n, answers, &ahead);
-			if (end > start)
+			int			next = sbf_add_pages_logged(call, &meta, items, start, n,
+													answers, &ahead);
+
+			if (next > start)
 			{
-				for (i = start; i < end; i++)
+				for (i = start; i < next; i++)
 					if (!answers[items[i].index])
 						call->added[last]++;
-				start = end;
+				start = next;
 				CHECK_FOR_INTERRUPTS();
 				continue;
 			}
-			end = start + 1;
-			while (end < n && items[end].page == items[start].page)
-				end++;
 		}
 		done = sbf_add_group(call, &meta, items + start, end - start, answers);
 		for (i = start; i < start + done; i++)
