@@ -137,6 +137,7 @@ extern Buffer sbf_shared_read(Relation rel, BlockNumber blkno,
 							  BufferAccessStrategy strategy);
 extern Buffer sbf_shared_read_extend(Relation rel, BlockNumber blkno);
 extern Buffer sbf_shared_pin(Relation rel, BlockNumber blkno);
+extern void sbf_mark_dirty(Buffer buf);
 extern bool sbf_shared_block_exists(Relation rel, BlockNumber blkno);
 extern bool sbf_shared_lock_for_write(Relation rel, const SbfSharedMeta *meta,
 									  BlockNumber blkno, Buffer *buf);

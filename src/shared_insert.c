@@ -266,7 +266,7 @@ sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n)
 	{
 		if (deltas[i]->len == 0)
 			continue;
-		MarkBufferDirty(bufs[i]);
+		sbf_mark_dirty(bufs[i]);
 		XLogRegisterBuffer(registered, bufs[i], REGBUF_STANDARD);
 		XLogRegisterBufData(registered, deltas[i]->data, deltas[i]->len);
 		registered++;
@@ -442,7 +442,7 @@ sbf_add_group(SbfAddCall *call, const SbfSharedMeta *meta,
 	if (state != NULL)
 		GenericXLogFinish(state);
 	else
-		MarkBufferDirty(buf);
+		sbf_mark_dirty(buf);
 	UnlockReleaseBuffer(buf);
 	return n;
 }
@@ -787,7 +787,7 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 				START_CRIT_SECTION();
 				sbf_pending_pass(meta, page, status, GetCurrentTransactionId(),
 								 items + next, n - next, answers, &pass);
-				MarkBufferDirty(buf);
+				sbf_mark_dirty(buf);
 				END_CRIT_SECTION();
 			}
 		}

@@ -503,6 +503,30 @@ sbf_shared_pin(Relation rel, BlockNumber blkno)
 }
 
 /*
+ * MarkBufferDirty, skipped when the buffer is dirty already, as core's
+ * MarkBufferDirtyHint skips it: the caller holds the buffer's content lock
+ * exclusively, so no write of the buffer is under way (a write holds it
+ * shared, and clears BM_JUST_DIRTIED when it starts), and the next write
+ * will see the change.  A large filter's pages stay dirty between
+ * checkpoints, so this spares an atomic operation on the descriptor for
+ * nearly every page an add changes.
+ */
+void
+sbf_mark_dirty(Buffer buf)
+{
+#ifdef BM_JUST_DIRTIED
+	if (!BufferIsLocal(buf))
+	{
+		uint32		dirty = BM_DIRTY | BM_JUST_DIRTIED;
+
+		if ((pg_atomic_read_u32(&GetBufferDescriptor(buf - 1)->state) & dirty) == dirty)
+			return;
+	}
+#endif
+	MarkBufferDirty(buf);
+}
+
+/*
  * A data page to write, as sbf_shared_pin, locked exclusively and checked
  * unless it is new (all zeros: its writer initializes it); returns whether
  * it is new.

@@ -4,7 +4,7 @@
 # Shared filters across crashes: what committed transactions added is
 # there after an immediate shutdown and after a killed postmaster (generic
 # WAL, a transaction id per adding transaction); an unlogged filter comes
-# back empty but usable; a filter filled to its capacity has no false
+# back empty but usable, and whole after a clean restart; a filter filled to its capacity has no false
 # negative and a false-positive rate at or below the one asked for; and
 # what makes that possible costs a few dozen bytes of WAL a value.
 
@@ -159,7 +159,40 @@ is(false_negatives('urls', 1000000), 0,
 is(fingerprint('urls', 'bloom'), $urls_before,
 	'bloom filter: every page as before the postmaster was killed');
 
-# 4. what a logged add writes to WAL: the bytes of the page it changed and
+# 4. clean restarts keep what was added to unlogged filters: the shutdown
+# checkpoint writes every buffer an add marked dirty, those read clean
+# after a restart as well as those still dirty (an add skips marking a
+# buffer that is dirty already; checkpoints other than the shutdown's
+# leave unlogged buffers dirty)
+$node->safe_psql('postgres', q{
+	SELECT shared_bloom_create('scratch_imm', 1000000, 0.01, unlogged => true,
+							   transactional => false);
+});
+sub add_unlogged
+{
+	my ($host) = @_;
+	for my $filter ('scratch', 'scratch_imm')
+	{
+		$node->safe_psql('postgres', qq{
+			SELECT shared_test_and_add('$filter',
+				ARRAY(SELECT 'https://$host.example/' || g FROM generate_series(1, 2000) g))});
+	}
+}
+add_unlogged('before');
+$node->restart;
+add_unlogged('after');
+add_unlogged('again');
+$node->restart;
+for my $filter ('scratch', 'scratch_imm')
+{
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM generate_series(1, 2000) g,
+			   unnest(ARRAY['before', 'after', 'again']) h
+		 WHERE NOT shared_contains('$filter', 'https://' || h || '.example/' || g)}),
+		0, "$filter: every value added before two clean restarts is there after them");
+}
+
+# 5. what a logged add writes to WAL: the bytes of the page it changed and
 # little else.  Filters of 10M values (about 1,500 pages), every page
 # written first (a page's first write logs all of it), then 1,000 new
 # values, most on a page of their own: in the line layout, an element sets
