@@ -178,8 +178,8 @@ sbf_delta_word_xor(const char *before, const char *after, Size pos)
  * its line, so it is bytes, not words, that change (a quarter to a third
  * fewer bytes of WAL a value than logging the changed 8-byte words).  The
  * region is compared 8 bytes at a time, a changed word taken from its
- * first changed byte to its last: no branch on each byte, which measured
- * as the most of a logged add when there was one.
+ * first changed byte to its last: comparing each byte, an unpredictable
+ * branch a byte, made a logged add as slow as before this saved anything.
  */
 #define SBF_DELTA_GAP	(2 * sizeof(uint16))
 
@@ -315,7 +315,7 @@ sbf_add_lines_delta(Page page, const SbfSharedMeta *meta,
 		answers[items[i].index] = sbf_line_probe(words, meta->hashes,
 												 items[i].hash, true);
 	}
-	/* the touched lines only, in page order: a page holds 125 */
+	/* the touched lines only, in page order, of the SBF_BLOCK_LINES */
 	for (word = 0; word < (int) lengthof(touched); word++)
 	{
 		uint64		lines = touched[word];
