@@ -338,20 +338,17 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 {
 	Page		page = BufferGetPage(buf);
 	PageHeader	header = (PageHeader) page;
-	PGAlignedBlock before;
+	char	   *before = sbf_wal_before[0].data;
+	SbfDelta   *delta = &sbf_wal_delta[0];
 
-	/* one buffer per backend, not a 16 kB palloc for every page of a batch */
-	static SbfDelta delta_buffer;
-	SbfDelta   *delta = &delta_buffer;
-
-	memcpy(before.data, page, BLCKSZ);
+	memcpy(before, page, BLCKSZ);
 	delta->len = 0;
 
 	START_CRIT_SECTION();
 	sbf_add_to_page(page, meta, items, n, answers);
-	sbf_delta_region(delta, before.data, page,
+	sbf_delta_region(delta, before, page,
 					 sbf_contents_offset(meta, 1), header->pd_lower);
-	sbf_delta_region(delta, before.data, page, header->pd_special, BLCKSZ);
+	sbf_delta_region(delta, before, page, header->pd_special, BLCKSZ);
 	sbf_log_delta(buf, delta);
 	END_CRIT_SECTION();
 }

@@ -950,7 +950,7 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 		sbf_log_delta(buf, delta);
 	}
 	else
-		MarkBufferDirty(buf);
+		sbf_mark_dirty(buf);
 	END_CRIT_SECTION();
 	if (track != NULL && delta->len == 0)
 	{
