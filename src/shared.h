@@ -167,22 +167,17 @@ typedef enum SbfXidStatus
 } SbfXidStatus;
 
 /*
- * The statuses of transactions that have ended, as one call found them: a
- * call folds the pending adds of many pages, left by a few recent
- * transactions (each batch's adds land on as many pages as it has values),
- * and a status in the commit log costs a lock and a search of its buffers.
- * Direct-mapped by transaction id; only final answers are kept.
+ * The statuses of transactions that have ended, as this session found them
+ * (shared_pending.c): an add folds the pending adds it meets, left by the
+ * last few hundred transactions (each batch's adds land on as many pages as
+ * it has values, and wait there for the next add to the page), and a
+ * status in the commit log costs a lock and a search of its buffers.
+ * sbf_xid_cache_begin is called before a call or a page's statuses are
+ * taken from it.
  */
-#define SBF_XID_CACHE_SIZE	64
-
-typedef struct SbfXidCache
-{
-	TransactionId xid[SBF_XID_CACHE_SIZE];	/* InvalidTransactionId: empty */
-	SbfXidStatus status[SBF_XID_CACHE_SIZE];
-} SbfXidCache;
-
+extern void sbf_xid_cache_begin(void);
+extern SbfXidStatus sbf_xid_status_cached(TransactionId xid);
 extern SbfXidStatus sbf_xid_status(TransactionId xid);
-extern SbfXidStatus sbf_xid_status_cached(SbfXidCache *cache, TransactionId xid);
 extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 uint64 state, const SbfXidStatus *status);
 extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,

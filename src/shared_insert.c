@@ -72,8 +72,6 @@ typedef struct SbfAddCall
 	uint32		nsub;
 	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
 	int64		added[SBF_MAX_SUBFILTERS];
-	SbfXidCache xids;			/* statuses of the pending adds' ended
-								 * transactions */
 } SbfAddCall;
 
 /*
@@ -485,10 +483,10 @@ sbf_still_last(const SbfAddCall *call)
 
 /*
  * What each pending add of the page counts as now (outside any critical
- * section), through the call's cache when there is one
+ * section), through the session's cache (sbf_xid_cache_begin called)
  */
 static void
-sbf_pending_statuses(Page page, SbfXidStatus *status, SbfXidCache *cache)
+sbf_pending_statuses(Page page, SbfXidStatus *status)
 {
 	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	int			n = sbf_pending_count(page);
@@ -498,10 +496,8 @@ sbf_pending_statuses(Page page, SbfXidStatus *status, SbfXidCache *cache)
 	{
 		if (i > 0 && adds[i].xid == adds[i - 1].xid)
 			status[i] = status[i - 1];
-		else if (cache != NULL)
-			status[i] = sbf_xid_status_cached(cache, adds[i].xid);
 		else
-			status[i] = sbf_xid_status(adds[i].xid);
+			status[i] = sbf_xid_status_cached(adds[i].xid);
 	}
 }
 
@@ -775,7 +771,7 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		}
 		else
 		{
-			sbf_pending_statuses(page, status, &call->xids);
+			sbf_pending_statuses(page, status);
 			if (wal)
 				sbf_page_logged(buf, meta, status, GetCurrentTransactionId(),
 								items + next, n - next, answers, &pass);
@@ -874,7 +870,7 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 			continue;
 		}
 		if (pending)
-			sbf_pending_statuses(BufferGetPage(buf), status[npages], &call->xids);
+			sbf_pending_statuses(BufferGetPage(buf), status[npages]);
 		memset(&pass[npages], 0, sizeof(SbfPendingPass));
 		bufs[npages] = buf;
 		deltas[npages] = &sbf_wal_delta[npages];
@@ -951,7 +947,8 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 	sbf_shared_check_page(rel, meta, page, blkno);
 	if (sbf_pending_count(page) > 0)
 	{
-		sbf_pending_statuses(page, status, NULL);
+		sbf_xid_cache_begin();
+		sbf_pending_statuses(page, status);
 		if (RelationNeedsWAL(rel))
 			sbf_page_logged(buf, meta, status, InvalidTransactionId,
 							NULL, 0, NULL, &pass);
@@ -991,7 +988,8 @@ sbf_add_call_begin(SbfAddCall *call, Relation rel)
 	call->metabuf = call->growing ? ReadBuffer(rel, SBF_METAPAGE_BLKNO) : InvalidBuffer;
 	call->nsub = 0;
 	memset(call->added, 0, sizeof(call->added));
-	memset(&call->xids, 0, sizeof(call->xids));
+	if (call->meta.version == SBF_SHARED_LAYOUT_PENDING)
+		sbf_xid_cache_begin();
 }
 
 /* Take the sub-filters: a growing filter's from its metapage, each time */

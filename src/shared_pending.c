@@ -57,23 +57,59 @@ sbf_xid_status(TransactionId xid)
 }
 
 /*
- * sbf_xid_status through a call's cache (shared.h): a transaction that has
- * committed or aborted stays so, and the cache lives no longer than one
- * call, far from any wraparound of transaction ids.
+ * The session's cache of ended transactions' statuses: direct-mapped by
+ * transaction id, only final answers kept (a transaction that has committed
+ * or aborted stays so).  The adds a batch meets come from the last few
+ * hundred transactions, nearly consecutive ids, each met on many pages over
+ * many calls: a call's own cache of 64 missed for most of them (1 GB,
+ * batches of 1,000 new URLs: see docs/benchmarks.md).
+ *
+ * Pending adds keep 32-bit transaction ids, so an id may come back after
+ * 2^32 transactions.  Every id on a page lies within 2^31 before the next
+ * one to be assigned (VACUUM keeps relfrozenxid so, as for heap tuples), and
+ * the cache is emptied once the next id has moved SBF_XID_CACHE_SPAN past
+ * where it stood when the cache was last emptied: an id cached and an id
+ * met later then both lie in a range narrower than 2^32, so they are the
+ * same transaction when they are equal.
  */
+#define SBF_XID_CACHE_SIZE	4096
+#define SBF_XID_CACHE_SPAN	(UINT64CONST(1) << 30)
+
+typedef struct SbfXidCache
+{
+	uint64		emptied;		/* the next full transaction id, when emptied */
+	TransactionId xid[SBF_XID_CACHE_SIZE];	/* InvalidTransactionId: empty */
+	uint8		status[SBF_XID_CACHE_SIZE]; /* an SbfXidStatus */
+} SbfXidCache;
+
+static SbfXidCache sbf_xid_cache;
+
+void
+sbf_xid_cache_begin(void)
+{
+	uint64		next = U64FromFullTransactionId(ReadNextFullTransactionId());
+
+	if (next - sbf_xid_cache.emptied >= SBF_XID_CACHE_SPAN)
+	{
+		memset(sbf_xid_cache.xid, 0, sizeof(sbf_xid_cache.xid));
+		sbf_xid_cache.emptied = next;
+	}
+}
+
+/* sbf_xid_status through the session's cache (sbf_xid_cache_begin first) */
 SbfXidStatus
-sbf_xid_status_cached(SbfXidCache *cache, TransactionId xid)
+sbf_xid_status_cached(TransactionId xid)
 {
 	int			slot = xid % SBF_XID_CACHE_SIZE;
 	SbfXidStatus status;
 
-	if (cache->xid[slot] == xid && TransactionIdIsValid(xid))
-		return cache->status[slot];
+	if (sbf_xid_cache.xid[slot] == xid && TransactionIdIsValid(xid))
+		return (SbfXidStatus) sbf_xid_cache.status[slot];
 	status = sbf_xid_status(xid);
 	if (status == SBF_XID_COMMITTED || status == SBF_XID_ABORTED)
 	{
-		cache->xid[slot] = xid;
-		cache->status[slot] = status;
+		sbf_xid_cache.xid[slot] = xid;
+		sbf_xid_cache.status[slot] = (uint8) status;
 	}
 	return status;
 }
