@@ -201,13 +201,26 @@ sbf_stamped_test(const SbfSharedMeta *meta, const uint8 *cells, SbfHash hash,
 }
 
 /*
- * The 8-byte words of a page an add changed, so that only they are logged
- * (as the line layout logs only its lines' changed words): a cell never
- * straddles two, the cells starting 8-byte aligned.
+ * A page's worth of scratch for the bytes a change overwrote, and the
+ * fragments of what it changed, one of each per backend: the metapage's
+ * clock (sbf_sliding_advance) and a data page's adds (sbf_sliding_add_group)
+ * are logged one at a time
+ */
+static PGAlignedBlock sbf_sliding_before;
+static SbfDelta sbf_sliding_delta;
+
+/*
+ * The 8-byte words of a page an add may change, each copied into BEFORE (a
+ * page's worth of scratch, at the word's offset) when first touched, before
+ * it changes: the add then logs the bytes that differ from the copy
+ * (sbf_delta_region, as the line layout compares its lines), not the
+ * page's 8 kB nor the touched words whole (130 to 174 bytes of WAL a URL
+ * in bench/shared.sh, where a stamp changes one to three bytes of a word).
  */
 typedef struct SbfTouched
 {
 	uint64		words[BLCKSZ / sizeof(uint64) / 64];
+	char	   *before;
 } SbfTouched;
 
 static inline void
@@ -220,12 +233,20 @@ sbf_touch(SbfTouched *touched, const void *page, const void *at, Size length)
 	if (touched == NULL)
 		return;
 	for (w = first; w <= last; w++)
-		touched->words[w / 64] |= UINT64CONST(1) << (w % 64);
+	{
+		uint64		bit = UINT64CONST(1) << (w % 64);
+
+		if (touched->words[w / 64] & bit)
+			continue;
+		touched->words[w / 64] |= bit;
+		memcpy(touched->before + w * sizeof(uint64),
+			   (const char *) page + w * sizeof(uint64), sizeof(uint64));
+	}
 }
 
 /*
  * Stamp the value's k cells with clock t where they hold an older one,
- * marking the words changed in touched (page: the page they are in)
+ * touching each before it changes (page: the page they are in)
  */
 static void
 sbf_stamped_stamp(const SbfSharedMeta *meta, uint8 *cells, SbfHash hash,
@@ -246,9 +267,9 @@ sbf_stamped_stamp(const SbfSharedMeta *meta, uint8 *cells, SbfHash hash,
 
 		if (cell == 0 || ref - sbf_stamp_age(cell, residue, modulus) < t)
 		{
-			sbf_stamp_set(cells, meta->cell_bits, c, stamp);
 			sbf_touch(touched, page, cells + c * (meta->cell_bits / 8),
 					  meta->cell_bits / 8);
+			sbf_stamp_set(cells, meta->cell_bits, c, stamp);
 		}
 	}
 }
@@ -268,10 +289,12 @@ sbf_stamped_age(const SbfSharedMeta *meta, const SbfSlidingState *sliding,
 	int64		horizon = sbf_sliding_horizon(sliding);
 	int64		modulus = sbf_stamp_modulus(meta->cell_bits);
 
+	/* (its words logged only where they change) */
+	sbf_touch(touched, page, header, sizeof(SbfStampedPage));
 	if (c - header->latest > horizon)
 	{
-		memset(cells, 0, SBF_STAMPED_CELL_BYTES);
 		sbf_touch(touched, page, cells, SBF_STAMPED_CELL_BYTES);
+		memset(cells, 0, SBF_STAMPED_CELL_BYTES);
 		header->aged = c;
 	}
 	else if (c - header->aged >= sliding->period)
@@ -286,15 +309,13 @@ sbf_stamped_age(const SbfSharedMeta *meta, const SbfSlidingState *sliding,
 
 			if (cell != 0 && sbf_stamp_age(cell, residue, modulus) > horizon)
 			{
-				sbf_stamp_set(cells, meta->cell_bits, i, 0);
 				sbf_touch(touched, page, cells + i * (meta->cell_bits / 8),
 						  meta->cell_bits / 8);
+				sbf_stamp_set(cells, meta->cell_bits, i, 0);
 			}
 		}
 		header->aged = c;
 	}
-	if (c > header->latest || header->aged == c)
-		sbf_touch(touched, page, header, sizeof(SbfStampedPage));
 	header->latest = Max(header->latest, c);
 }
 
@@ -788,9 +809,8 @@ static int64
 sbf_sliding_advance(Relation rel, const SbfSlidingState *params, int64 n,
 					int64 t)
 {
-	static PGAlignedBlock before;
-	static SbfDelta delta_buffer;
-	SbfDelta   *delta = &delta_buffer;
+	char	   *before = sbf_sliding_before.data;
+	SbfDelta   *delta = &sbf_sliding_delta;
 	bool		time = (params->flags & SBF_SLIDING_TIME) != 0;
 	SbfSlidingState *sliding;
 	Buffer		buf;
@@ -835,13 +855,13 @@ sbf_sliding_advance(Relation rel, const SbfSlidingState *params, int64 n,
 	}
 
 	start = (char *) sliding - (char *) page;
-	memcpy(before.data + start, sliding, sizeof(SbfSlidingState));
+	memcpy(before + start, sliding, sizeof(SbfSlidingState));
 	delta->len = 0;
 	START_CRIT_SECTION();
 	sliding->clock = time ? t : clock + n;
 	if (RelationNeedsWAL(rel))
 	{
-		sbf_delta_region(delta, before.data, (const char *) page,
+		sbf_delta_region(delta, before, (const char *) page,
 						 start, start + sizeof(SbfSlidingState));
 		sbf_log_delta(buf, delta);
 	}
@@ -855,8 +875,9 @@ sbf_sliding_advance(Relation rel, const SbfSlidingState *params, int64 n,
 /*
  * Test-and-add the n items of one data page: age it, then each item in
  * input order at its clock, clocks[i] for item i.  A page's first write is
- * a full-page image; later ones log the 8-byte words that changed, in
- * generic WAL's record format (sbf_log_delta), as the other kinds do.
+ * a full-page image; later ones log the bytes that changed in the words
+ * the adds touched, in generic WAL's record format (sbf_log_delta), as the
+ * other kinds do.
  */
 static void
 sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
@@ -868,8 +889,7 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	BlockNumber blkno = items[0].page;
 	Buffer		buf;
 	GenericXLogState *xlog = NULL;
-	static SbfDelta delta_buffer;
-	SbfDelta   *delta = &delta_buffer;
+	SbfDelta   *delta = &sbf_sliding_delta;
 	SbfTouched	touched;
 	SbfTouched *track = NULL;
 	SbfStampedPage *header;
@@ -889,7 +909,8 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	{
 		if (wal)
 		{
-			memset(&touched, 0, sizeof(touched));
+			memset(touched.words, 0, sizeof(touched.words));
+			touched.before = sbf_sliding_before.data;
 			track = &touched;
 		}
 		START_CRIT_SECTION();
@@ -927,7 +948,10 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 	{
 		int			w;
 
-		/* each run of touched words, found a bitmap word at a time */
+		/*
+		 * each run of touched words, found a bitmap word at a time, and the
+		 * bytes of it that changed
+		 */
 		delta->len = 0;
 		for (w = 0; w < (int) (BLCKSZ / sizeof(uint64));)
 		{
@@ -944,8 +968,8 @@ sbf_sliding_add_group(Relation rel, const SbfSharedMeta *meta,
 			while (w < (int) (BLCKSZ / sizeof(uint64)) &&
 				   (touched.words[w / 64] & (UINT64CONST(1) << (w % 64))))
 				w++;
-			sbf_delta_append(delta, (const char *) page, run * sizeof(uint64),
-							 (w - run) * sizeof(uint64));
+			sbf_delta_region(delta, sbf_sliding_before.data, (const char *) page,
+							 run * sizeof(uint64), w * sizeof(uint64));
 		}
 		sbf_log_delta(buf, delta);
 	}
