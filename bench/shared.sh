@@ -47,7 +47,7 @@
 #    crawl's common case), against the no-op of the same batches;
 #  - the same 1 GB batches, new and 90% seen, into filters made with
 #    transactional => false (the filters above are transactional, the
-#    default), logged and unlogged, 1 session;
+#    default), logged and unlogged, 1 session, and 2 sessions logged;
 #  - the re-crawl loop of docs/shared.md: shared sliding filters of the 4 MB
 #    stage's capacity (3.4M URLs a window at 1%), a window of 7 days
 #    (shared_test_and_add(f, batch, now())) and one of 3.4M arrivals,
@@ -381,6 +381,11 @@ for l in logged unlogged; do
 SELECT shared_test_and_add('imm_$l', $BATCH);"
 done
 rounds imm_ imm_ noopimm "" "$MANY" "$BATCH"
+# and two sessions logged: the same adds with two thirds of the WAL
+for r in $(seq 1 "$REPEAT"); do
+	run "b:1GB:imm_logged:2" 2 "-T $T" "$MANY
+SELECT shared_test_and_add('imm_logged', $BATCH);"
+done
 seen90 imm_ imm_ noopimm
 FLOOR_LINE_PAGES=$(psql -c "SELECT shared_info('imm_logged') ->> 'pages'")
 FLOOR_LINE_HASHES=$(psql -c "SELECT shared_info('imm_logged') ->> 'hashes'")
@@ -426,10 +431,20 @@ gcc -O2 -Wall -I"$("$PG_CONFIG" --includedir-server)" -I"$SBF_ROOT/src" \
 	-ffunction-sections -fdata-sections \
 	"$SBF_ROOT/bench/shared_floor.c" "$SBF_ROOT/src/hash.c" \
 	-Wl,--gc-sections -o "$BENCH_TMP/shared_floor" || die "cannot build the floor"
+# huge pages for the floor beside the cluster's (as root), so that its
+# memory is mapped as shared buffers are: transparent huge pages, its
+# fallback, may not come in a fragmented memory (its memory column says)
+HUGE_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
+if [ "$(id -u)" = 0 ]; then
+	sysctl -q -w vm.nr_hugepages=$((HUGE_BEFORE + FLOOR_PAGES * 8192 / 2097152 + 8)) || true
+fi
 "$BENCH_TMP/shared_floor" pending "$FLOOR_PAGES" "$FLOOR_HASHES" >"$BENCH_TMP/floor" 2>/dev/null
 "$BENCH_TMP/shared_floor" lines "$FLOOR_LINE_PAGES" "$FLOOR_LINE_HASHES" >>"$BENCH_TMP/floor" 2>/dev/null
-# floor BATCHES LAYOUT: its ns a URL
-floor() { awk -v b="$1" -v l="$2" '$1 == b && $2 == l { print $5 }' "$BENCH_TMP/floor"; }
+if [ "$(id -u)" = 0 ]; then
+	sysctl -q -w vm.nr_hugepages="$HUGE_BEFORE" || true
+fi
+# floor BATCHES LAYOUT [COLUMN]: its ns a URL (column 6: its memory)
+floor() { awk -v b="$1" -v l="$2" -v c="${3:-5}" '$1 == b && $2 == l { print $c }' "$BENCH_TMP/floor"; }
 FLOOR_NEW=$(floor new pending)
 FLOOR_SEEN=$(floor seen90 pending)
 FLOOR_LINE_NEW=$(floor new lines)
@@ -569,8 +584,8 @@ for l in logged unlogged; do
 	printf '  %-32s %7.0f %10s %10.0f\n' "exact table, $l" \
 		"$(net "b:exact:$l:1" b:exact:noop:1)" "" "$(net "b:exact:${l}90:1" b:exact:noop90:1)"
 done
-printf '  %-32s %7.0f %10s %10.0f\n' "native floor, pending layout" "$FLOOR_NEW" "" "$FLOOR_SEEN"
-printf '  %-32s %7.0f %10s %10.0f\n' "native floor, line layout" "$FLOOR_LINE_NEW" "" "$FLOOR_LINE_SEEN"
+printf '  %-32s %7.0f %10s %10.0f   (%s)\n' "native floor, pending layout" "$FLOOR_NEW" "" "$FLOOR_SEEN" "$(floor new pending 6)"
+printf '  %-32s %7.0f %10s %10.0f   (%s)\n' "native floor, line layout" "$FLOOR_LINE_NEW" "" "$FLOOR_LINE_SEEN" "$(floor new lines 6)"
 printf '  %-32s %7.1fx %9s %10.1fx\n' "unlogged / its layout's floor" \
 	"$(echo "$(net b:1GB:unlogged:1 b:1GB:noop:1) / $FLOOR_NEW" | bc -l)" "" \
 	"$(echo "$(net b:1GB:unlogged90:1 b:1GB:noop90:1) / $FLOOR_SEEN" | bc -l)"
@@ -614,6 +629,8 @@ done
 # disk sets)
 up=$(echo "$(med "${tps[b:1GB:logged_async:2]}") / $(med "${tps[b:1GB:logged_async:1]}")" | bc -l)
 echo "  (1GB logged with synchronous_commit = off: 2 sessions $(printf '%.2f' "$up")x one)"
+up=$(echo "$(med "${tps[b:1GB:imm_logged:2]}") / $(med "${tps[b:1GB:imm_logged:1]}")" | bc -l)
+echo "  (1GB logged, transactional => false: 2 sessions $(printf '%.2f' "$up")x one)"
 if [ -n "${DISK_SAMPLER:-}" ]; then
 	kill "$DISK_SAMPLER"
 fi

@@ -7,8 +7,8 @@
  *	  transactions.
  *
  * The filter is PAGES pages of 8 kB, each with its block at byte 64 as in a
- * shared filter's data page (docs/format.md), in one allocation advised to
- * use huge pages (as shared buffers do with huge_pages = on).  Every page is
+ * shared filter's data page (docs/format.md), in huge pages (as shared
+ * buffers with huge_pages = on; the memory column says which kind).  Every page is
  * written first.  Then batches of 1,000 URL-like strings are hashed
  * (XXH3-128, src/hash.c), sorted by page and tested-and-added with the
  * pages of the items DISTANCE places ahead prefetched (where sbf's batches
@@ -58,6 +58,7 @@
 #define DISTANCE	16			/* the fastest of 8 to 32 here, for both
 								 * layouts, and faster than bursts */
 #define BUCKETS		1024		/* the power of two at least BATCH */
+#define HUGE_BYTES	(2 * 1024 * 1024)
 
 static double
 now_ns(void)
@@ -254,6 +255,43 @@ batch(char *filter, uint64 pages, int hashes, bool pending, TransactionId xid,
 		add_lines(filter, hashes, items);
 }
 
+/*
+ * The filter's memory, zeroed: huge pages from the kernel's pool when it
+ * has them (as shared buffers with huge_pages = on), else transparent huge
+ * pages, which a fragmented memory may not give.  *kind says which, with
+ * the share of transparent huge pages the kernel gave.
+ */
+static char *
+huge_alloc(size_t size, char *kind, size_t kindlen)
+{
+	size_t		rounded = (size + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+	char	   *memory;
+	FILE	   *smaps;
+	char		line[256];
+	long		huge_kb = 0;
+
+	memory = mmap(NULL, rounded, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (memory != MAP_FAILED)
+	{
+		snprintf(kind, kindlen, "hugetlb");
+		return memory;			/* (zero-filled) */
+	}
+	memory = aligned_alloc(HUGE_BYTES, rounded);
+	if (memory == NULL)
+		return NULL;
+	(void) madvise(memory, rounded, MADV_HUGEPAGE);
+	memset(memory, 0, rounded);
+	smaps = fopen("/proc/self/smaps_rollup", "r");
+	while (smaps != NULL && fgets(line, sizeof(line), smaps) != NULL)
+		if (sscanf(line, "AnonHugePages: %ld kB", &huge_kb) == 1)
+			break;
+	if (smaps != NULL)
+		fclose(smaps);
+	snprintf(kind, kindlen, "thp:%.0f%%", 100.0 * huge_kb * 1024 / rounded);
+	return memory;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -272,6 +310,7 @@ main(int argc, char **argv)
 	long		b;
 	int			i;
 	int			mode;
+	char		kind[32];
 
 	if (argc < 4 || (!pending && strcmp(argv[1], "lines") != 0) ||
 		pages == 0 || hashes < 1 || hashes > SBF_MAX_HASHES)
@@ -279,11 +318,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: shared_floor lines|pending PAGES HASHES [BATCHES]\n");
 		return 2;
 	}
-	filter = aligned_alloc(2 * 1024 * 1024, size);
+	filter = huge_alloc(size, kind, sizeof(kind));
 	if (filter == NULL)
 		return 1;
-	(void) madvise(filter, size, MADV_HUGEPAGE);
-	memset(filter, 0, size);
 	if (pending)
 		for (b = 0; b < (long) pages; b++)
 			((PageHeader) (filter + b * PAGE_BYTES))->pd_lower = SBF_PENDING_START;
@@ -296,7 +333,7 @@ main(int argc, char **argv)
 		seen += batch(filter, pages, hashes, pending, xid++, urls, items, sorted, start);
 	}
 
-	printf("%-8s %-8s %8s %8s %10s\n", "batches", "layout", "pages", "hashes", "ns/URL");
+	printf("%-8s %-8s %8s %8s %10s %s\n", "batches", "layout", "pages", "hashes", "ns/URL", "memory");
 	for (mode = 0; mode < 2; mode++)
 	{
 		double		t = 0.0;
@@ -318,9 +355,9 @@ main(int argc, char **argv)
 			seen += batch(filter, pages, hashes, pending, xid++, urls, items, sorted, start);
 			t += now_ns() - t0;
 		}
-		printf("%-8s %-8s %8llu %8d %10.1f\n", mode == 0 ? "new" : "seen90",
+		printf("%-8s %-8s %8llu %8d %10.1f %s\n", mode == 0 ? "new" : "seen90",
 			   argv[1], (unsigned long long) pages, hashes,
-			   t / (batches * (double) BATCH));
+			   t / (batches * (double) BATCH), kind);
 	}
 	fprintf(stderr, "(checksum %ld)\n", seen);
 	return 0;
