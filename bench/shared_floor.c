@@ -42,11 +42,8 @@
 #include <time.h>
 
 #include "access/transam.h"
-#include "storage/bufpage.h"
 
-#include "batch_sort.h"
-#include "format.h"
-#include "hash.h"
+#include "shared.h"
 
 #undef printf
 #undef fprintf
@@ -80,8 +77,8 @@ page_of(char *filter, const SbfBatchItem *item)
 static inline uint64 *
 line_of(char *filter, const SbfBatchItem *item)
 {
-	return (uint64 *) (page_of(filter, item) + SBF_LINES_BLOCK_OFFSET +
-					   sbf_line_of(item->hash, SBF_BLOCK_LINES) * SBF_LINE_BYTES);
+	return sbf_line_words((uint8 *) page_of(filter, item) + SBF_LINES_BLOCK_OFFSET,
+						  item->hash);
 }
 
 /* The line layout's test-and-add; returns the answers true */
@@ -102,30 +99,11 @@ add_lines(char *filter, int hashes, SbfBatchItem *items)
 	return seen;
 }
 
-/* The pending layout's adds, counted by the page's pd_lower */
-static inline SbfPendingAdd *
-adds_of(char *page)
-{
-	return (SbfPendingAdd *) (page + SBF_PENDING_START);
-}
-
-static inline int
-count_of(char *page)
-{
-	return (((PageHeader) page)->pd_lower - SBF_PENDING_START) / SBF_PENDING_BYTES;
-}
-
-static inline uint64
-state_of(const SbfPendingAdd *add)
-{
-	return ((uint64) add->state_hi << 32) | add->state_lo;
-}
-
+/* The pending layout: the line of a line state in a page */
 static inline uint64 *
 state_line(char *page, uint64 state)
 {
-	return (uint64 *) (page + SBF_LINES_BLOCK_OFFSET +
-					   sbf_line_of_state(state, SBF_PENDING_LINES) * SBF_LINE_BYTES);
+	return sbf_state_line_words((uint8 *) page + SBF_LINES_BLOCK_OFFSET, state);
 }
 
 /*
@@ -148,11 +126,11 @@ static inline pg_attribute_always_inline void
 prefetch_folds(char *filter, const SbfBatchItem *item)
 {
 	char	   *page = page_of(filter, item);
-	int			n = Min(count_of(page), (2 * SBF_LINE_BYTES) / SBF_PENDING_BYTES);
+	int			n = Min(sbf_pending_count(page), (2 * SBF_LINE_BYTES) / SBF_PENDING_BYTES);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		__builtin_prefetch(state_line(page, state_of(&adds_of(page)[i])));
+		__builtin_prefetch(state_line(page, sbf_pending_state(&sbf_pending_adds(page)[i])));
 }
 
 /*
@@ -190,12 +168,12 @@ add_pending(char *filter, int hashes, SbfBatchItem *items, TransactionId xid)
 			prefetch_folds(filter, &items[folds]);
 
 		page = page_of(filter, &items[pos]);
-		adds = adds_of(page);
-		count = count_of(page);
+		adds = sbf_pending_adds(page);
+		count = sbf_pending_count(page);
 
 		for (i = 0; i < count; i++)
 		{
-			uint64		state = state_of(&adds[i]);
+			uint64		state = sbf_pending_state(&adds[i]);
 
 			if (adds[i].xid != xid)
 				(void) sbf_line_probe_state(state_line(page, state), hashes, state, true);
@@ -214,7 +192,7 @@ add_pending(char *filter, int hashes, SbfBatchItem *items, TransactionId xid)
 			memcpy(words, line, SBF_LINE_BYTES);
 			for (i = 0; i < count; i++)
 			{
-				uint64		other = state_of(&adds[i]);
+				uint64		other = sbf_pending_state(&adds[i]);
 
 				if (state_line(page, other) == line)
 					(void) sbf_line_probe_state(words, hashes, other, true);
