@@ -195,11 +195,11 @@ CREATE FUNCTION shared_reset(filter regclass) RETURNS regclass
 COMMENT ON FUNCTION shared_reset(regclass) IS
 	'empty a shared filter, keeping its parameters (TRUNCATE and its metapage written again)';
 
-CREATE FUNCTION shared_info(filter regclass, read_pages boolean DEFAULT true)
+CREATE FUNCTION shared_info(filter regclass, read_pages boolean DEFAULT false)
 	RETURNS jsonb
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION shared_info(regclass, boolean) IS
-	'parameters of a shared filter, its count of values added and sub-filters from its metapage and, with read_pages, from reading all its pages its fill and current false-positive rate, as jsonb';
+	'parameters of a shared filter, its count of values added and sub-filters from its metapage alone (at once, whatever its size) and, with read_pages => true, from reading all its pages its fill and current false-positive rate, as jsonb';
 
 CREATE FUNCTION shared_bloom_snapshot(filter regclass) RETURNS bloom
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

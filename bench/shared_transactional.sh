@@ -52,7 +52,7 @@ for f in tx_logged tx_unlogged im_logged im_unlogged; do
 			COMMIT;
 		END LOOP;
 	END \$\$" >/dev/null
-	say "$f: $(psql -c "SELECT shared_info('$f') ->> 'pages_written'") of $(psql -c "SELECT shared_info('$f') ->> 'pages'") pages written"
+	say "$f: $(psql -c "SELECT shared_info('$f', true) ->> 'pages_written'") of $(psql -c "SELECT shared_info('$f', true) ->> 'pages'") pages written"
 done
 
 NEW="array(SELECT 'https://www.example.org/path/' || (:b::bigint + g) || '/page.html' FROM generate_series(0, 999) g)"

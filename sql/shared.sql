@@ -61,7 +61,28 @@ SELECT count(*) AS values_compared,
 SELECT count(*) FILTER (WHERE NOT seen) AS added
   FROM unnest(shared_test_and_add('links_seen',
          (SELECT array_agg('https://example.com/' || g) FROM generate_series(1, 10000) g))) AS seen;
-SELECT shared_info('links_seen') - 'size_bytes';
+SELECT shared_info('links_seen', read_pages => true) - 'size_bytes';
+
+-- "How full is my filter?" is answered from page 0 alone, at once whatever
+-- the filter's size: here one for 50 billion URLs (57 GB, a sparse file
+-- almost all of which is never written).  Only read_pages => true reads
+-- every page.  The buffers each call touches, as EXPLAIN counts them:
+CREATE FUNCTION pg_temp.buffers_touched(query text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	plan jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || query
+		INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint +
+		   (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
+END $$;
+SELECT shared_bloom_create('huge', 50000000000, 0.01);
+SELECT info -> 'pages' AS pages, info -> 'load' AS load, info ? 'fill' AS has_fill
+  FROM shared_info('huge') AS info;
+SELECT pg_temp.buffers_touched($$ SELECT shared_info('huge') $$) AS default_reads,
+	   pg_temp.buffers_touched($$ SELECT shared_info('links_seen') $$) AS default_reads_small,
+	   pg_temp.buffers_touched($$ SELECT shared_info('links_seen', read_pages => true) $$) AS all_pages_reads;
+DROP TABLE huge;
 
 -- The snapshot is a bloom value that answers exactly as the shared filter
 SELECT bloom_info(shared_bloom_snapshot('links_seen')) ->> 'bits' AS snapshot_bits;
@@ -148,7 +169,7 @@ ROLLBACK TO SAVEPOINT s;
 COMMIT;
 SELECT shared_contains('links_seen', 'https://example.com/kept') AS kept,
 	   shared_contains('links_seen', 'https://example.com/undone') AS undone;
-SELECT shared_info('links_seen') -> 'uncommitted_adds' AS uncommitted_adds;
+SELECT shared_info('links_seen', read_pages => true) -> 'uncommitted_adds' AS uncommitted_adds;
 
 -- A transaction holds at most 79 uncommitted adds on one page: past that,
 -- an ERROR that says to commit more often (it undoes the statement)
@@ -277,13 +298,13 @@ SELECT shared_reset('daily');
 SELECT shared_contains('daily', 'https://example.com/1') AS after_reset;
 ROLLBACK;
 SELECT shared_contains('daily', 'https://example.com/1') AS after_rollback;
-SELECT shared_info('daily') AS before \gset
+SELECT shared_info('daily', read_pages => true) AS before \gset
 SELECT shared_reset('daily');
 SELECT shared_test_and_add('daily', 'https://example.com/1') AS seen_after_reset,
 	   shared_contains('daily', 'https://example.com/2') AS other_after_reset;
-SELECT (shared_info('daily') - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes' - 'adds' - 'load' - 'expected_fpr')
+SELECT (shared_info('daily', read_pages => true) - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes' - 'adds' - 'load' - 'expected_fpr')
 	 = (:'before'::jsonb - 'pages_written' - 'bits_set' - 'fill' - 'estimated_fpr' - 'estimated_cardinality' - 'size_bytes' - 'adds' - 'load' - 'expected_fpr') AS same_parameters,
-	   shared_info('daily') -> 'pages_written' AS pages_written;
+	   shared_info('daily', read_pages => true) -> 'pages_written' AS pages_written;
 -- in the transaction that made it, too
 BEGIN;
 SELECT shared_stablebloom_create('pg_temp.scratch', 100000, 0.01, 3);

@@ -660,7 +660,7 @@ DROP SCHEMA hostile CASCADE;
 
 -- Parameters at and beyond their limits
 SELECT shared_bloom_create('crawl.capacity_1', 1, 0.5);
-SELECT shared_info('crawl.capacity_1') - 'size_bytes';
+SELECT shared_info('crawl.capacity_1', read_pages => true) - 'size_bytes';
 SELECT shared_test_and_add('crawl.capacity_1', 'only'), shared_test_and_add('crawl.capacity_1', 'only');
 SELECT shared_bloom_create('crawl.tiny_fpr', 1000, 1e-300);
 SELECT (shared_info('crawl.tiny_fpr') ->> 'hashes')::int AS hashes, shared_info('crawl.tiny_fpr') -> 'pages' AS pages;

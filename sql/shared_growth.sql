@@ -61,7 +61,7 @@ SELECT shared_info('crawl_seen', read_pages => false) -> 'adds' AS adds;
 -- its pages as read agree with the count
 SELECT (info ->> 'estimated_cardinality')::float8 BETWEEN 190000 AND 210000 AS cardinality_near_adds,
 	   info -> 'pages_written' AS pages_written, info -> 'uncommitted_adds' AS uncommitted
-  FROM (SELECT shared_info('crawl_seen') AS info) i;
+  FROM (SELECT shared_info('crawl_seen', read_pages => true) AS info) i;
 
 -- A rolled-back batch is new again, growth or not: its adds are undone,
 -- though the count keeps them (it counts what was answered new)

@@ -21,7 +21,7 @@ FROM unnest(shared_test_and_add('old_layout',
 SELECT count(*) FILTER (WHERE a) AS seen
 FROM unnest(shared_test_and_add('old_layout',
 	 array(SELECT 'https://example.org/' || g FROM generate_series(10001, 30000) g))) a;
-SELECT shared_info('old_layout') - 'size_bytes';
+SELECT shared_info('old_layout', read_pages => true) - 'size_bytes';
 SELECT md5(shared_bloom_snapshot('old_layout')::text) AS snapshot_md5;
 SELECT count(*) FILTER (WHERE shared_contains('old_layout', 'https://example.org/' || g)) AS found
 FROM generate_series(1, 100000) g;
@@ -36,7 +36,7 @@ FROM unnest(shared_test_and_add('new_layout',
 SELECT count(*) FILTER (WHERE a) AS seen
 FROM unnest(shared_test_and_add('new_layout',
 	 array(SELECT 'https://example.org/' || g FROM generate_series(10001, 30000) g))) a;
-SELECT shared_info('new_layout') - 'size_bytes';
+SELECT shared_info('new_layout', read_pages => true) - 'size_bytes';
 SELECT md5(shared_bloom_snapshot('new_layout')::text) AS snapshot_md5;
 SELECT count(*) FILTER (WHERE shared_contains('new_layout', 'https://example.org/' || g)) AS found
 FROM generate_series(1, 100000) g;
@@ -51,13 +51,13 @@ FROM unnest(shared_test_and_add('pending_layout',
 SELECT count(*) FILTER (WHERE a) AS seen
 FROM unnest(shared_test_and_add('pending_layout',
 	 array(SELECT 'https://example.org/' || g FROM generate_series(10001, 30000) g))) a;
-SELECT shared_info('pending_layout') - 'size_bytes';
+SELECT shared_info('pending_layout', read_pages => true) - 'size_bytes';
 SELECT md5(shared_bloom_snapshot('pending_layout')::text) AS snapshot_md5;
 SELECT count(*) FILTER (WHERE shared_contains('pending_layout', 'https://example.org/' || g)) AS found
 FROM generate_series(1, 100000) g;
 -- VACUUM folds them into the pages: the same answers and snapshot
 VACUUM pending_layout;
-SELECT shared_info('pending_layout') -> 'uncommitted_adds' AS uncommitted_adds,
+SELECT shared_info('pending_layout', read_pages => true) -> 'uncommitted_adds' AS uncommitted_adds,
 	   md5(shared_bloom_snapshot('pending_layout')::text) AS snapshot_md5_after_vacuum;
 
 -- Each snapshot answers exactly as its filter, for values added and not

@@ -61,7 +61,7 @@ SELECT count(*) AS arrivals,
        count(*) FILTER (WHERE seen AND NOT exact) < 0.02 * count(*) FILTER (WHERE NOT exact) AS few_false_positives
   FROM answers;
 SELECT (shared_info('exact')->>'clock')::bigint AS clock,
-       (shared_info('exact')->>'fill')::float8 < 0.5 AS aged;
+       (shared_info('exact', read_pages => true)->>'fill')::float8 < 0.5 AS aged;
 
 -- a long idle: a clock far beyond the window finds every page empty,
 -- and ages each page only when it is next written

@@ -234,12 +234,15 @@ sbf_info_read_pages(Relation rel, const SbfSharedMeta *filter,
 }
 
 /*
- * shared_info(filter regclass, read_pages boolean DEFAULT true) -> jsonb:
+ * shared_info(filter regclass, read_pages boolean DEFAULT false) -> jsonb:
  * the parameters; a transactional filter's count of values added and its
  * sub-filters, from its metapage alone; and with read_pages, what reading
  * every page finds: set bits (bloom) or non-zero cells, the current
  * false-positive rate and, for bloom, the estimated number of distinct
- * values added.
+ * values added.  Reading every page takes time in proportion to the
+ * filter's size (minutes for tens of gigabytes, most of them never
+ * written), so "how full is my filter?" is answered from page 0 unless the
+ * caller asks for the pages.
  */
 Datum
 shared_info(PG_FUNCTION_ARGS)

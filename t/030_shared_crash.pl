@@ -112,7 +112,7 @@ is($node->safe_psql('postgres',
 is(false_negatives('scratch', 10000), 10000,
 	'unlogged filter: empty after crash recovery');
 is($node->safe_psql('postgres',
-		"SELECT shared_info('scratch') ->> 'pages_written' || ' ' || (shared_info('scratch') ->> 'capacity')"),
+		"SELECT shared_info('scratch', true) ->> 'pages_written' || ' ' || (shared_info('scratch', true) ->> 'capacity')"),
 	'0 1000000', 'unlogged filter: its parameters survive');
 is($node->safe_psql('postgres',
 		"SELECT shared_test_and_add('scratch', 'x')::text || shared_test_and_add('scratch', 'x')::text"),

@@ -74,8 +74,8 @@ for my $filter ('crawl.urls', 'crawl.scratch', 'crawl.recent', 'crawl.recent_unl
 {
 	is(answers($target, $filter), answers($source, $filter),
 		"$filter: the restored filter answers 100k present and 100k absent values as the original");
-	is($target->safe_psql('postgres', "SELECT shared_info('$filter') - 'size_bytes'"),
-		$source->safe_psql('postgres', "SELECT shared_info('$filter') - 'size_bytes'"),
+	is($target->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+		$source->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
 		"$filter: same parameters and fill");
 }
 is($target->safe_psql('postgres', q{

@@ -260,7 +260,7 @@ for my $f (@filters)
 	$result{add_batch} = run_sql(
 		"SELECT shared_test_and_add('$f', ARRAY(SELECT 'n' || g FROM generate_series(1, 3000) g)) IS NOT NULL");
 	$result{contains} = run_sql("SELECT shared_contains('$f', 'v2')");
-	$result{info} = run_sql("SELECT shared_info('$f') IS NOT NULL");
+	$result{info} = run_sql("SELECT shared_info('$f', true) IS NOT NULL");
 	$result{snapshot} = run_sql("SELECT $snapshot('$f') IS NOT NULL");
 	$result{select} = run_sql("SELECT count(*), sum(length(data)) FROM $f");
 	$result{ctid} = run_sql("SELECT count(*) FROM $f WHERE ctid = ANY (ARRAY['(1,1)', '(2,1)']::tid[])");
@@ -348,7 +348,7 @@ is(run_sql(q{SELECT shared_test_and_add('largest', ARRAY['a', 'b', 'a'])::text |
 like(run_sql(q{SELECT shared_stablebloom_snapshot('largest')}),
 	qr/shared filter "largest" is too large for a stablebloom value/,
 	'its snapshot is refused: it does not fit a value');
-like(run_sql(q{SET statement_timeout = '2s'; SELECT shared_info('largest')}),
+like(run_sql(q{SET statement_timeout = '2s'; SELECT shared_info('largest', true)}),
 	qr/canceling statement due to statement timeout/,
 	'shared_info, which reads every page, can be cancelled');
 is(run_sql('DROP TABLE largest'), 'ok: ', 'and it is dropped');
@@ -382,7 +382,7 @@ is(on_standby(q{SELECT count(*) FROM generate_series(1, 3000) g WHERE NOT shared
 	'ok: 0', 'standby: no false negative');
 like(on_standby(q{SELECT count(*), sum(length(data)) FROM source}), qr/^ok: 174\|1388040$/,
 	'standby: the rows are readable (page 0 and 173 data pages)');
-like(on_standby(q{SELECT shared_info('source') ->> 'pages_written'}), qr/^ok: 173$/,
+like(on_standby(q{SELECT shared_info('source', true) ->> 'pages_written'}), qr/^ok: 173$/,
 	'standby: shared_info reads every page');
 like(on_standby(q{COPY source TO '/dev/null'}), qr/^ok/, 'standby: COPY TO works');
 like(on_standby(q{INSERT INTO empty_copy SELECT * FROM source WHERE page = 0}),

@@ -71,8 +71,8 @@ for my $filter ('recent', 'daily')
 	is($standby->safe_psql('postgres', $answers{$filter}),
 		$primary->safe_psql('postgres', $answers{$filter}),
 		"$filter: the standby answers 12,000 values as the primary");
-	is($standby->safe_psql('postgres', "SELECT shared_info('$filter') - 'size_bytes'"),
-		$primary->safe_psql('postgres', "SELECT shared_info('$filter') - 'size_bytes'"),
+	is($standby->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+		$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
 		"$filter: shared_info on the standby as on the primary");
 }
 # the window: a URL is stored at its first arrival (it is met again 250
@@ -142,8 +142,8 @@ for my $filter ('recent', 'daily', 'scratch')
 	is($primary->safe_psql('restored', $pages . $filter),
 		$primary->safe_psql('postgres', $pages . $filter),
 		"$filter: restored page by page");
-	is($primary->safe_psql('restored', "SELECT shared_info('$filter') - 'size_bytes'"),
-		$primary->safe_psql('postgres', "SELECT shared_info('$filter') - 'size_bytes'"),
+	is($primary->safe_psql('restored', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+		$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
 		"$filter: restored with its parameters and clock");
 }
 for my $filter ('recent', 'daily')

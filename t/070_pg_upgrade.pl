@@ -109,7 +109,7 @@ my $answers = q{
 		   NULL, NULL, NULL, NULL
 	FROM docs
 	UNION ALL
-	SELECT n, shared_info(n)::text,
+	SELECT n, shared_info(n, true)::text,
 		   (SELECT count(*) FROM generate_series(1, 5000) g
 			 WHERE shared_contains(n, 'https://old.example/' || g))::text,
 		   (SELECT count(*) FROM generate_series(1, 5000) g
