@@ -105,6 +105,56 @@ SELECT sieve_seen_import('rw_seen', 'rw_plain');
 ALTER TABLE rw_seen DROP CONSTRAINT rw_positive;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
 
+-- A cursor open on the seen would read the old heap, then the new one:
+-- refused, as CLUSTER and VACUUM FULL refuse it
+INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(100, 3000) g;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+SELECT count(*) AS chunks FROM rw_seen;
+BEGIN;
+DECLARE rw_cursor CURSOR FOR SELECT head FROM rw_seen;
+FETCH 1 FROM rw_cursor \gset
+INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(3001, 4000) g;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+DECLARE rw_cursor CURSOR FOR SELECT head FROM rw_seen;
+SELECT sieve_seen_import('rw_seen', 'rw_plain');
+ROLLBACK;
+-- so is a flush called from a query that reads the seen
+INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(3001, 4000) g;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier') FROM rw_seen LIMIT 1;
+-- and a cursor that the user's code opens during the flush (here a trigger
+-- on the frontier), caught at the swap
+CREATE FUNCTION rw_open_cursor() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor := 'rw_inner';
+BEGIN
+	OPEN c FOR SELECT head FROM rw_seen;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER rw_open_cursor AFTER INSERT ON rw_frontier FOR EACH STATEMENT EXECUTE FUNCTION rw_open_cursor();
+BEGIN;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+ROLLBACK;
+DROP TRIGGER rw_open_cursor ON rw_frontier;
+-- a closed cursor, and one on the other tables, which the flush only
+-- deletes from and appends to, are no matter: the latter reads as of its
+-- snapshot
+BEGIN;
+DECLARE rw_cursor CURSOR FOR SELECT head FROM rw_seen;
+FETCH 1 FROM rw_cursor \gset
+CLOSE rw_cursor;
+DECLARE rw_discovered_cursor CURSOR FOR SELECT pos FROM rw_discovered ORDER BY pos;
+DECLARE rw_frontier_cursor CURSOR FOR SELECT count(*) FROM rw_frontier;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+FETCH 2 FROM rw_discovered_cursor;
+FETCH 1 FROM rw_frontier_cursor;
+SELECT count(*) FROM rw_frontier;
+COMMIT;
+SELECT count(*) FILTER (WHERE sieve_contains('rw_seen', 'https://example.org/' || g)) AS seen
+FROM generate_series(100, 4000) g;
+
 DROP TABLE rw_seen, rw_discovered, rw_frontier, rw_plain;
-DROP FUNCTION rw_note();
+DROP FUNCTION rw_note(), rw_open_cursor();
 DROP SCHEMA rw CASCADE;

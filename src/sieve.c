@@ -454,7 +454,7 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 
 	/*
 	 * What the rewrite of a compressed seen would skip: triggers, rules,
-	 * constraints, publications (sieve_store.c)
+	 * constraints, an open scan of it, publications (sieve_store.c)
 	 */
 	if (t->compressed)
 		sieve_store_check_rewritable(t->seen, "sieve_flush");

@@ -50,8 +50,8 @@ extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
  * Merging ascending signatures into a compressed seen: begin, add each
  * (true if it was new), finish (the new Z is written; returns how many
  * were new), swap (the new Z replaces seen, ACCESS EXCLUSIVE until the
- * end of the transaction, after sieve_store_check_rewritable again).  read_begin, next and finish read seen in
- * order.
+ * end of the transaction, after sieve_store_check_rewritable again).
+ * read_begin, next and finish read seen in order.
  */
 typedef struct SieveStoreMerge SieveStoreMerge;
 extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index);

@@ -39,7 +39,9 @@
  * code in between): a trigger, rule or CHECK constraint on the seen (it
  * would not fire or apply), a publication that publishes it (logical
  * decoding does not carry a heap swap: a subscriber would keep the seen of
- * its initial sync, however many flushes followed).
+ * its initial sync, however many flushes followed), and a scan of it still
+ * open in the transaction (a cursor would read the old heap, then the new
+ * one; CLUSTER refuses it too).
  *
  * Z is read with the latest snapshot, not the transaction's: the flush
  * holds the lock that keeps every other writer out, and under REPEATABLE
@@ -66,6 +68,7 @@
 #include "catalog/pg_publication.h"
 #include "catalog/pg_type.h"
 #include "commands/cluster.h"
+#include "commands/tablecmds.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -200,6 +203,9 @@ sieve_store_check_rewritable(Relation seen, const char *caller)
 {
 	TriggerDesc *trigdesc = seen->trigdesc;
 	TupleConstr *constr = RelationGetDescr(seen)->constr;
+
+	/* a cursor, or the query that called the flush, reading seen */
+	CheckTableNotInUse(seen, caller);
 
 	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
 	{
