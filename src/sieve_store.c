@@ -129,126 +129,6 @@ sieve_store_check_rewrite(Oid seen, const char *caller)
 }
 
 /*
- * The publications that publish seen's changes: those that list it or a
- * partitioned table it is a partition of, those of their schemas, and
- * those FOR ALL TABLES (as the relcache's publication descriptor gathers
- * them).  None for an unlogged or temporary table, which no publication
- * carries.
- */
-static List *
-seen_publications(Relation seen)
-{
-	Oid			relid = RelationGetRelid(seen);
-	List	   *publications;
-	ListCell   *lc;
-
-	if (!is_publishable_relation(seen))
-		return NIL;
-	publications = GetRelationPublications(relid);
-	publications = list_concat_unique_oid(publications,
-										  GetSchemaPublications(RelationGetNamespace(seen)));
-	if (seen->rd_rel->relispartition)
-	{
-		List	   *ancestors = get_partition_ancestors(relid);
-
-		foreach(lc, ancestors)
-		{
-			Oid			ancestor = lfirst_oid(lc);
-
-			publications = list_concat_unique_oid(publications,
-												  GetRelationPublications(ancestor));
-			publications = list_concat_unique_oid(publications,
-												  GetSchemaPublications(get_rel_namespace(ancestor)));
-		}
-	}
-	return list_concat_unique_oid(publications, GetAllTablesPublications());
-}
-
-/*
- * A compressed seen in a publication would diverge on the subscribers: a
- * flush's heap swap is no change that logical decoding sees, so they would
- * keep the chunks of their initial sync, silently.  Refused, naming the
- * first of its publications by name.
- */
-void
-sieve_store_check_unpublished(Relation seen)
-{
-	List	   *publications = seen_publications(seen);
-	char	   *first = NULL;
-	ListCell   *lc;
-
-	foreach(lc, publications)
-	{
-		char	   *name = get_publication_name(lfirst_oid(lc), false);
-
-		if (first == NULL || strcmp(name, first) < 0)
-			first = name;
-	}
-	if (first != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("compressed seen relation \"%s\" is in publication \"%s\"",
-						RelationGetRelationName(seen), first),
-				 errdetail("A flush replaces a compressed seen by a new table, which logical replication does not carry: a subscriber would keep the seen of its initial sync."),
-				 errhint("Leave the compressed seen out of every publication (a FOR ALL TABLES or FOR TABLES IN SCHEMA publication includes it; an unlogged table is in none), or flush into a plain seen (sig bigint), whose inserts replicate.")));
-}
-
-/*
- * What a flush or an import, which replace seen by a new heap written
- * below SQL, would skip or leave behind: refused, with seen locked (see
- * the head of this file)
- */
-void
-sieve_store_check_rewritable(Relation seen, const char *caller)
-{
-	TriggerDesc *trigdesc = seen->trigdesc;
-	TupleConstr *constr = RelationGetDescr(seen)->constr;
-
-	/* a cursor, or the query that called the flush, reading seen */
-	CheckTableNotInUse(seen, caller);
-
-	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
-	{
-		Trigger    *trigger = &trigdesc->triggers[i];
-
-		/* a disabled trigger would not fire for SQL either */
-		if (trigger->tgenabled == TRIGGER_DISABLED)
-			continue;
-		/* a foreign key's, say, which fires on the referenced table too */
-		if (trigger->tgisinternal && OidIsValid(trigger->tgconstraint))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
-							caller, RelationGetRelationName(seen)),
-					 errdetail("A flush writes the compressed seen as a new table, below SQL: the triggers of constraint \"%s\" would not fire.",
-							   get_constraint_name(trigger->tgconstraint)),
-					 errhint("Drop the constraint.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
-						caller, RelationGetRelationName(seen)),
-				 errdetail("A flush writes the compressed seen as a new table, below SQL: trigger \"%s\" would not fire.",
-						   trigger->tgname),
-				 errhint("Drop the trigger, or disable it with ALTER TABLE ... DISABLE TRIGGER.")));
-	}
-	if (seen->rd_rules != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support rules on compressed seen relation \"%s\"",
-						caller, RelationGetRelationName(seen)),
-				 errdetail("A flush writes the compressed seen as a new table, below SQL: its rules would not apply.")));
-	if (constr != NULL && constr->num_check > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support check constraints on compressed seen relation \"%s\"",
-						caller, RelationGetRelationName(seen)),
-				 errdetail("A flush writes the compressed seen as a new table, below SQL: check constraint \"%s\" would not be checked.",
-						   constr->check[0].ccname),
-				 errhint("Drop the constraint.")));
-	sieve_store_check_unpublished(seen);
-}
-
-/*
  * Checks a compressed seen: a plain heap table whose only columns are
  * head bigint and chunk sieve_chunk, with a unique btree index on (head);
  * returns the index.  caller names the function for the messages.
@@ -566,6 +446,126 @@ sieve_store_merge_finish(SieveStoreMerge *merge)
 	}
 	reader_end(&merge->reader);
 	return merge->added;
+}
+
+/*
+ * The publications that publish seen's changes: those that list it or a
+ * partitioned table it is a partition of, those of their schemas, and
+ * those FOR ALL TABLES (as the relcache's publication descriptor gathers
+ * them).  None for an unlogged or temporary table, which no publication
+ * carries.
+ */
+static List *
+seen_publications(Relation seen)
+{
+	Oid			relid = RelationGetRelid(seen);
+	List	   *publications;
+	ListCell   *lc;
+
+	if (!is_publishable_relation(seen))
+		return NIL;
+	publications = GetRelationPublications(relid);
+	publications = list_concat_unique_oid(publications,
+										  GetSchemaPublications(RelationGetNamespace(seen)));
+	if (seen->rd_rel->relispartition)
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+
+		foreach(lc, ancestors)
+		{
+			Oid			ancestor = lfirst_oid(lc);
+
+			publications = list_concat_unique_oid(publications,
+												  GetRelationPublications(ancestor));
+			publications = list_concat_unique_oid(publications,
+												  GetSchemaPublications(get_rel_namespace(ancestor)));
+		}
+	}
+	return list_concat_unique_oid(publications, GetAllTablesPublications());
+}
+
+/*
+ * A compressed seen in a publication would diverge on the subscribers: a
+ * flush's heap swap is no change that logical decoding sees, so they would
+ * keep the chunks of their initial sync, silently.  Refused, naming the
+ * first of its publications by name.
+ */
+void
+sieve_store_check_unpublished(Relation seen)
+{
+	List	   *publications = seen_publications(seen);
+	char	   *first = NULL;
+	ListCell   *lc;
+
+	foreach(lc, publications)
+	{
+		char	   *name = get_publication_name(lfirst_oid(lc), false);
+
+		if (first == NULL || strcmp(name, first) < 0)
+			first = name;
+	}
+	if (first != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("compressed seen relation \"%s\" is in publication \"%s\"",
+						RelationGetRelationName(seen), first),
+				 errdetail("A flush replaces a compressed seen by a new table, which logical replication does not carry: a subscriber would keep the seen of its initial sync."),
+				 errhint("Leave the compressed seen out of every publication (a FOR ALL TABLES or FOR TABLES IN SCHEMA publication includes it; an unlogged table is in none), or flush into a plain seen (sig bigint), whose inserts replicate.")));
+}
+
+/*
+ * What a flush or an import, which replace seen by a new heap written
+ * below SQL, would skip or leave behind: refused, with seen locked (see
+ * the head of this file)
+ */
+void
+sieve_store_check_rewritable(Relation seen, const char *caller)
+{
+	TriggerDesc *trigdesc = seen->trigdesc;
+	TupleConstr *constr = RelationGetDescr(seen)->constr;
+
+	/* a cursor, or the query that called the flush, reading seen */
+	CheckTableNotInUse(seen, caller);
+
+	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &trigdesc->triggers[i];
+
+		/* a disabled trigger would not fire for SQL either */
+		if (trigger->tgenabled == TRIGGER_DISABLED)
+			continue;
+		/* a foreign key's, say, which fires on the referenced table too */
+		if (trigger->tgisinternal && OidIsValid(trigger->tgconstraint))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
+							caller, RelationGetRelationName(seen)),
+					 errdetail("A flush writes the compressed seen as a new table, below SQL: the triggers of constraint \"%s\" would not fire.",
+							   get_constraint_name(trigger->tgconstraint)),
+					 errhint("Drop the constraint.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: trigger \"%s\" would not fire.",
+						   trigger->tgname),
+				 errhint("Drop the trigger, or disable it with ALTER TABLE ... DISABLE TRIGGER.")));
+	}
+	if (seen->rd_rules != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support rules on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: its rules would not apply.")));
+	if (constr != NULL && constr->num_check > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support check constraints on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: check constraint \"%s\" would not be checked.",
+						   constr->check[0].ccname),
+				 errhint("Drop the constraint.")));
+	sieve_store_check_unpublished(seen);
 }
 
 /*
