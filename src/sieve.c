@@ -452,6 +452,13 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 				 errmsg("sieve_flush does not support row-level security on seen relation \"%s\"",
 						RelationGetRelationName(t->seen))));
 
+	/*
+	 * What the rewrite of a compressed seen would skip: triggers, rules,
+	 * constraints, an open scan of it, publications (sieve_store.c)
+	 */
+	if (t->compressed)
+		sieve_store_check_rewritable(t->seen, "sieve_flush");
+
 	t->seen_name = qualified_name(t->seen);
 	t->discovered_name = qualified_name(t->discovered);
 	t->frontier_name = qualified_name(t->frontier);
@@ -1237,7 +1244,7 @@ sieve_flush(PG_FUNCTION_ARGS)
 
 	/* 4. a compressed seen: the new Z replaces the old */
 	if (t.compressed)
-		sieve_store_merge_swap(lookup.merge);
+		sieve_store_merge_swap(lookup.merge, "sieve_flush");
 
 	SPI_finish();
 	close_tables(&t);

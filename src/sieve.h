@@ -41,6 +41,8 @@ extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
 extern bool sieve_store_is_compressed(Oid seen);
 extern Oid	sieve_store_check(Relation seen, const char *caller);
 extern void sieve_store_check_rewrite(Oid seen, const char *caller);
+extern void sieve_store_check_rewritable(Relation seen, const char *caller);
+extern void sieve_store_check_unpublished(Relation seen);
 extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 								 AttrNumber chunk_att, int64 signature);
 
@@ -48,8 +50,8 @@ extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
  * Merging ascending signatures into a compressed seen: begin, add each
  * (true if it was new), finish (the new Z is written; returns how many
  * were new), swap (the new Z replaces seen, ACCESS EXCLUSIVE until the
- * end of the transaction).  read_begin, next and finish read seen in
- * order.
+ * end of the transaction, after sieve_store_check_rewritable again).
+ * read_begin, next and finish read seen in order.
  */
 typedef struct SieveStoreMerge SieveStoreMerge;
 extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index);
@@ -57,7 +59,7 @@ extern bool sieve_store_merge_add(SieveStoreMerge *merge, int64 signature);
 extern SieveStoreMerge *sieve_store_read_begin(Relation seen, Oid index);
 extern bool sieve_store_next(SieveStoreMerge *merge, int64 *signature);
 extern uint64 sieve_store_merge_finish(SieveStoreMerge *merge);
-extern void sieve_store_merge_swap(SieveStoreMerge *merge);
+extern void sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller);
 
 /*
  * A flush's temporary files (sieve_spill.c).  The URLs: write returns the

@@ -127,6 +127,7 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 	RangeVar   *rv = makeRangeVarFromNameList(names);
 	const char *table;
 	Oid			relid;
+	Relation	seen;
 	/* sieve_chunk is in sbf's schema, with this function */
 	const char *schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
 
@@ -147,7 +148,15 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 		elog(ERROR, "sieve_seen_create: could not create %s", table);
 	SPI_finish();
 
+	/*
+	 * A table made in a schema of a FOR TABLES IN SCHEMA publication, or
+	 * beside a FOR ALL TABLES one, is in it: refused at once rather than at
+	 * the first flush
+	 */
 	relid = RangeVarGetRelid(rv, NoLock, false);
+	seen = table_open(relid, AccessShareLock);
+	sieve_store_check_unpublished(seen);
+	table_close(seen, NoLock);
 	PG_RETURN_OID(relid);
 }
 
@@ -338,6 +347,7 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 					   get_rel_name(source_oid));
 	sieve_store_check_rewrite(seen_oid, "sieve_seen_import");
 	index = open_compressed(seen_oid, ShareRowExclusiveLock, &seen, "sieve_seen_import");
+	sieve_store_check_rewritable(seen, "sieve_seen_import");
 	source = table_open(source_oid, AccessShareLock);
 	if (get_attnum(source_oid, "sig") == InvalidAttrNumber ||
 		get_atttype(source_oid, get_attnum(source_oid, "sig")) != INT8OID)
@@ -372,7 +382,7 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 	}
 	SPI_cursor_close(cursor);
 	added = sieve_store_merge_finish(merge);
-	sieve_store_merge_swap(merge);
+	sieve_store_merge_swap(merge, "sieve_seen_import");
 	SPI_finish();
 	table_close(source, NoLock);
 	table_close(seen, NoLock);

@@ -33,6 +33,16 @@
  * takes ACCESS EXCLUSIVE until the commit.  A flush that finds nothing new
  * writes nothing.
  *
+ * The rewrite writes below SQL, into a new heap swapped in whole, so what
+ * would miss it is refused, before the flush reads anything and again at
+ * the swap (the flush's triggers on discovered and frontier run the user's
+ * code in between): a trigger, rule or CHECK constraint on the seen (it
+ * would not fire or apply), a publication that publishes it (logical
+ * decoding does not carry a heap swap: a subscriber would keep the seen of
+ * its initial sync, however many flushes followed), and a scan of it still
+ * open in the transaction (a cursor would read the old heap, then the new
+ * one; CLUSTER refuses it too).
+ *
  * Z is read with the latest snapshot, not the transaction's: the flush
  * holds the lock that keeps every other writer out, and under REPEATABLE
  * READ an older snapshot would miss the signatures a flush committed after
@@ -52,9 +62,14 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_publication.h"
 #include "catalog/pg_type.h"
 #include "commands/cluster.h"
+#include "commands/tablecmds.h"
+#include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -434,11 +449,131 @@ sieve_store_merge_finish(SieveStoreMerge *merge)
 }
 
 /*
+ * The publications that publish seen's changes: those that list it or a
+ * partitioned table it is a partition of, those of their schemas, and
+ * those FOR ALL TABLES (as the relcache's publication descriptor gathers
+ * them).  None for an unlogged or temporary table, which no publication
+ * carries.
+ */
+static List *
+seen_publications(Relation seen)
+{
+	Oid			relid = RelationGetRelid(seen);
+	List	   *publications;
+	ListCell   *lc;
+
+	if (!is_publishable_relation(seen))
+		return NIL;
+	publications = GetRelationPublications(relid);
+	publications = list_concat_unique_oid(publications,
+										  GetSchemaPublications(RelationGetNamespace(seen)));
+	if (seen->rd_rel->relispartition)
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+
+		foreach(lc, ancestors)
+		{
+			Oid			ancestor = lfirst_oid(lc);
+
+			publications = list_concat_unique_oid(publications,
+												  GetRelationPublications(ancestor));
+			publications = list_concat_unique_oid(publications,
+												  GetSchemaPublications(get_rel_namespace(ancestor)));
+		}
+	}
+	return list_concat_unique_oid(publications, GetAllTablesPublications());
+}
+
+/*
+ * A compressed seen in a publication would diverge on the subscribers: a
+ * flush's heap swap is no change that logical decoding sees, so they would
+ * keep the chunks of their initial sync, silently.  Refused, naming the
+ * first of its publications by name.
+ */
+void
+sieve_store_check_unpublished(Relation seen)
+{
+	List	   *publications = seen_publications(seen);
+	char	   *first = NULL;
+	ListCell   *lc;
+
+	foreach(lc, publications)
+	{
+		char	   *name = get_publication_name(lfirst_oid(lc), false);
+
+		if (first == NULL || strcmp(name, first) < 0)
+			first = name;
+	}
+	if (first != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("compressed seen relation \"%s\" is in publication \"%s\"",
+						RelationGetRelationName(seen), first),
+				 errdetail("A flush replaces a compressed seen by a new table, which logical replication does not carry: a subscriber would keep the seen of its initial sync."),
+				 errhint("Leave the compressed seen out of every publication (a FOR ALL TABLES or FOR TABLES IN SCHEMA publication includes it; an unlogged table is in none), or flush into a plain seen (sig bigint), whose inserts replicate.")));
+}
+
+/*
+ * What a flush or an import, which replace seen by a new heap written
+ * below SQL, would skip or leave behind: refused, with seen locked (see
+ * the head of this file)
+ */
+void
+sieve_store_check_rewritable(Relation seen, const char *caller)
+{
+	TriggerDesc *trigdesc = seen->trigdesc;
+	TupleConstr *constr = RelationGetDescr(seen)->constr;
+
+	/* a cursor, or the query that called the flush, reading seen */
+	CheckTableNotInUse(seen, caller);
+
+	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &trigdesc->triggers[i];
+
+		/* a disabled trigger would not fire for SQL either */
+		if (trigger->tgenabled == TRIGGER_DISABLED)
+			continue;
+		/* a foreign key's, say, which fires on the referenced table too */
+		if (trigger->tgisinternal && OidIsValid(trigger->tgconstraint))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
+							caller, RelationGetRelationName(seen)),
+					 errdetail("A flush writes the compressed seen as a new table, below SQL: the triggers of constraint \"%s\" would not fire.",
+							   get_constraint_name(trigger->tgconstraint)),
+					 errhint("Drop the constraint.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support triggers on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: trigger \"%s\" would not fire.",
+						   trigger->tgname),
+				 errhint("Drop the trigger, or disable it with ALTER TABLE ... DISABLE TRIGGER.")));
+	}
+	if (seen->rd_rules != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support rules on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: its rules would not apply.")));
+	if (constr != NULL && constr->num_check > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support check constraints on compressed seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: check constraint \"%s\" would not be checked.",
+						   constr->check[0].ccname),
+				 errhint("Drop the constraint.")));
+	sieve_store_check_unpublished(seen);
+}
+
+/*
  * Replaces seen by the new Z, if there is one: takes ACCESS EXCLUSIVE on
  * seen until the end of the transaction
  */
 void
-sieve_store_merge_swap(SieveStoreMerge *merge)
+sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 {
 	Oid			seen = RelationGetRelid(merge->seen);
 	char		relpersistence = merge->seen->rd_rel->relpersistence;
@@ -446,6 +581,8 @@ sieve_store_merge_swap(SieveStoreMerge *merge)
 	if (!merge->writing)
 		return;
 	LockRelationOid(seen, AccessExclusiveLock);
+	/* again: the user's triggers on the other tables have run since */
+	sieve_store_check_rewritable(merge->seen, caller);
 	finish_heap_swap(seen, merge->new_heap, false, false, false, true,
 					 RecentXmin, ReadNextMultiXactId(), relpersistence);
 	elog(DEBUG1, "sieve: compressed seen relation \"%s\" rewritten: " UINT64_FORMAT " signatures in " UINT64_FORMAT " chunks, " UINT64_FORMAT " new",
