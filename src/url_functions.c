@@ -9,6 +9,7 @@
 
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -93,6 +94,8 @@ url_strip_list(ArrayType *arr, UrlOptions *opts)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("strip_params must not contain NULL")));
 		opts->strip[opts->nstrip++] = TextDatumGetCString(elems[i]);
+		if (i % 1024 == 1023)
+			CHECK_FOR_INTERRUPTS();
 	}
 }
 
