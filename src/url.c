@@ -126,6 +126,24 @@ append_escaped(StringInfo out, unsigned char c)
 }
 
 /*
+ * in[0..len) with its non-ASCII bytes percent-encoded, as url_escape writes
+ * them: a strip_params name in the form the canonical query holds it
+ */
+void
+url_escape_non_ascii(const char *in, int len, StringInfo out)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		if (IS_HIGHBIT_SET(in[i]))
+			append_escaped(out, (unsigned char) in[i]);
+		else
+			appendStringInfoChar(out, in[i]);
+	}
+}
+
+/*
  * The length of the scheme of in[0..len) ("http" of "http://"), or 0 when
  * it has none (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":").
  */
