@@ -77,6 +77,12 @@ SELECT url_canonical('http://example.com/p?id=7&utm_source=feed&utm_medium=rss&f
 					 strip_params => '{utm_*}') AS sorted_and_stripped,
 	   url_canonical('http://example.com/p?utm=1', strip_params => '{utm_*}') AS not_a_prefix_match;
 
+-- Names are compared with the canonical query's parameters, where a
+-- non-ASCII character is percent-encoded in UTF-8: a name's is too
+SELECT url_canonical('http://example.com/p?straße=1&x=2', strip_params => '{straße}') AS name,
+	   url_canonical('http://example.com/p?straße=1&x=2', strip_params => '{stra%C3%9Fe}') AS encoded_name,
+	   url_canonical('http://example.com/p?straßen_id=1&x=2', strip_params => '{straß*}') AS prefix;
+
 -- url_host: the host of the canonical URL, for per-host work; NULL when
 -- the URL has none
 SELECT url_host('HTTP://WWW.Bücher.Example:8080/x') AS idn,

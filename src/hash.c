@@ -79,12 +79,17 @@ static FmgrInfo *sbf_to_utf8 = NULL;
 /*
  * The UTF-8 bytes of a text's payload (data, *len), in place or in a new
  * palloc'd string whose length replaces *len.  See the top of this file.
+ * A character that has no UTF-8 form is PostgreSQL's ERROR, unless bad is
+ * not NULL: then the answer is NULL and *bad the offset of that character
+ * in data.  (url_canonical shares this, so that a URL is canonicalised from
+ * the same bytes as it is hashed.)
  */
-static const char *
-sbf_text_as_utf8(const char *data, size_t *len)
+const char *
+sbf_text_as_utf8(const char *data, size_t *len, size_t *bad)
 {
 	int			encoding = GetDatabaseEncoding();
 	char	   *result;
+	int			converted;
 	size_t		i;
 
 	if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII)
@@ -115,13 +120,20 @@ sbf_text_as_utf8(const char *data, size_t *len)
 	/* a text is under 1 GB, so this is under 4 GB: as pg_do_encoding_conversion */
 	result = MemoryContextAllocHuge(CurrentMemoryContext,
 									*len * MAX_CONVERSION_GROWTH + 1);
-	FunctionCall6(sbf_to_utf8,
-				  Int32GetDatum(encoding),
-				  Int32GetDatum(PG_UTF8),
-				  CStringGetDatum(data),
-				  CStringGetDatum(result),
-				  Int32GetDatum((int32) *len),
-				  BoolGetDatum(false));
+	converted = DatumGetInt32(FunctionCall6(sbf_to_utf8,
+											Int32GetDatum(encoding),
+											Int32GetDatum(PG_UTF8),
+											CStringGetDatum(data),
+											CStringGetDatum(result),
+											Int32GetDatum((int32) *len),
+											BoolGetDatum(bad != NULL)));
+	if ((size_t) converted < *len)
+	{
+		/* only with bad: without it, the conversion raised the ERROR */
+		pfree(result);
+		*bad = (size_t) converted;
+		return NULL;
+	}
 	*len = strlen(result);
 	return result;
 }
@@ -148,7 +160,7 @@ sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed)
 		SbfHash		result;
 
 		if (kind != SBF_ELEMENT_BYTEA)
-			data = sbf_text_as_utf8(data, &len);
+			data = sbf_text_as_utf8(data, &len, NULL);
 		result = sbf_hash_bytes(data, len, seed);
 		if (data != VARDATA_ANY(v))
 			pfree(unconstify(char *, data));
@@ -165,7 +177,7 @@ sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed)
 int64
 sbf_signature(const void *data, size_t len)
 {
-	const char *utf8 = sbf_text_as_utf8(data, &len);
+	const char *utf8 = sbf_text_as_utf8(data, &len, NULL);
 	int64		result = (int64) XXH3_64bits(utf8, len);
 
 	if (utf8 != data)

@@ -44,6 +44,9 @@ extern SbfElementKind sbf_varlena_kind(FunctionCallInfo fcinfo, int argno);
 extern SbfHash sbf_hash_element(Datum value, SbfElementKind kind, uint64 seed);
 extern int64 sbf_signature(const void *data, size_t len);
 
+/* a text's payload as UTF-8, the bytes it is hashed (and canonicalised) as */
+extern const char *sbf_text_as_utf8(const char *data, size_t *len, size_t *bad);
+
 /*
  * Enhanced double hashing (Kirsch & Mitzenmacher 2006, "Less Hashing, Same
  * Performance"; the "enhanced" variant of Dillinger & Manolios 2004):

@@ -47,6 +47,7 @@
 #include <uriparser/Uri.h>
 
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "pg_version_compat.h"
@@ -122,6 +123,24 @@ append_escaped(StringInfo out, unsigned char c)
 	appendStringInfoChar(out, '%');
 	appendStringInfoChar(out, hex[c >> 4]);
 	appendStringInfoChar(out, hex[c & 15]);
+}
+
+/*
+ * in[0..len) with its non-ASCII bytes percent-encoded, as url_escape writes
+ * them: a strip_params name in the form the canonical query holds it
+ */
+void
+url_escape_non_ascii(const char *in, int len, StringInfo out)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		if (IS_HIGHBIT_SET(in[i]))
+			append_escaped(out, (unsigned char) in[i]);
+		else
+			appendStringInfoChar(out, in[i]);
+	}
 }
 
 /*
@@ -380,17 +399,23 @@ append_port(StringInfo out, const UriUriA *uri, const char **invalid)
 	return true;
 }
 
-/* does the query parameter name[0..len) match one to strip? */
+/*
+ * Does the query parameter name[0..len) match one to strip?  The names are
+ * the user's, and so are their number and the query's: a long list
+ * against a long query is a long loop, which a cancel must stop.
+ */
 static bool
-strip_param(const UrlOptions *opts, const char *name, int len)
+strip_param(const UrlOptions *opts, const int *strip_len, const char *name, int len)
 {
 	int			i;
 
 	for (i = 0; i < opts->nstrip; i++)
 	{
 		const char *s = opts->strip[i];
-		int			slen = strlen(s);
+		int			slen = strip_len[i];
 
+		if (i % 1024 == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (slen > 0 && s[slen - 1] == '*')
 		{
 			if (len >= slen - 1 && memcmp(name, s, slen - 1) == 0)
@@ -431,6 +456,7 @@ append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 	const char *q = uri->query.first;
 	int			len = range_length(&uri->query);
 	QueryParam *params;
+	int		   *strip_len;
 	int			nparams = 0;
 	int			start = 0;
 	int			i;
@@ -443,6 +469,11 @@ append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 		appendBinaryStringInfo(out, q, len);
 		return;
 	}
+
+	/* the names' lengths once, not once a parameter */
+	strip_len = palloc(Max(opts->nstrip, 1) * sizeof(int));
+	for (i = 0; i < opts->nstrip; i++)
+		strip_len[i] = strlen(opts->strip[i]);
 
 	/* split at '&'; empty parameters go when the query is sorted */
 	params = palloc((len + 1) * sizeof(QueryParam));
@@ -458,7 +489,7 @@ append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 			p->namelen = eq ? (int) (eq - (q + start)) : p->len;
 			p->pos = nparams;
 			if (!(p->len == 0 && opts->query == URL_QUERY_SORT) &&
-				!strip_param(opts, p->start, p->namelen))
+				!strip_param(opts, strip_len, p->start, p->namelen))
 				nparams++;
 			start = i + 1;
 		}

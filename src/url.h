@@ -24,7 +24,8 @@ typedef struct UrlOptions
 {
 	UrlQueryMode query;
 	int			nstrip;
-	char	  **strip;			/* parameter names; a trailing '*' is a prefix */
+	char	  **strip;			/* parameter names, as the canonical query
+								 * spells them; a trailing '*' is a prefix */
 } UrlOptions;
 
 /* a canonical URL, or why there is none */
@@ -46,5 +47,8 @@ typedef struct UrlResult
  */
 extern void url_canonicalize(const char *in, int len, const UrlOptions *opts,
 							 MemoryContext workcxt, UrlResult *result);
+
+/* in[0..len) with its non-ASCII bytes percent-encoded, as in a canonical URL */
+extern void url_escape_non_ascii(const char *in, int len, StringInfo out);
 
 #endif							/* SBF_URL_H */

@@ -3,17 +3,36 @@
  * url_functions.c
  *	  url_canonical() and url_host(): the SQL face of url.c.
  *
+ * A URL is canonicalised from its characters in UTF-8, whatever the
+ * database encoding: browsers and RFC 3987 percent-encode a URL's
+ * characters as UTF-8 and look up an internationalised host from them, and
+ * a filter dumped from a UTF8 database into a LATIN1 one must be asked
+ * about the same bytes there.  The conversion is the one the filters hash
+ * a text with (sbf_text_as_utf8 in hash.c).  A SQL_ASCII database holds
+ * bytes of no known encoding: a URL's are read as UTF-8, and bytes that
+ * are not UTF-8 are an ERROR, as a character with no UTF-8 form is in
+ * another encoding (both whatever strict says: the URL is not invalid, it
+ * has no spelling that would be the same in every database).  The names
+ * of strip_params are read the same way, and compared in the form the
+ * canonical query gives their characters.
+ *
+ * The canonical form is ASCII (every other byte percent-encoded, a host in
+ * its ASCII form), which every server encoding writes alike, so it is
+ * returned as it is.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "pg_version_compat.h"
+#include "hash.h"
 #include "url.h"
 
 PG_FUNCTION_INFO_V1(sbf_url_canonical);
@@ -54,6 +73,89 @@ url_invalid(text *url, const char *why)
 			 errhint("Pass strict => false to get NULL for invalid URLs.")));
 }
 
+/*
+ * A URL or a strip_params name (what says which) has no UTF-8 form: the
+ * ERROR naming the character at byte bad and the text up to it (the rest
+ * may not be writable to the client either)
+ */
+static void
+url_not_utf8(text *value, size_t bad, const char *what)
+{
+	const char *data = VARDATA_ANY(value);
+	size_t		len = VARSIZE_ANY_EXHDR(value);
+	int			encoding = GetDatabaseEncoding();
+	int			charlen;
+	int			shown;
+	char		bytes[8 * 5 + 1];
+	char	   *p = bytes;
+	int			i;
+
+	charlen = (encoding == PG_SQL_ASCII) ?
+		pg_utf_mblen((const unsigned char *) data + bad) :
+		pg_encoding_mblen(encoding, data + bad);
+	charlen = Min(charlen, Min((int) (len - bad), 8));
+	for (i = 0; i < charlen; i++)
+		p += sprintf(p, i == 0 ? "0x%02x" : " 0x%02x", (unsigned char) data[bad + i]);
+	shown = (bad > 200) ? pg_mbcliplen(data, (int) bad, 200) : (int) bad;
+
+	if (encoding == PG_SQL_ASCII)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("invalid byte sequence for encoding \"UTF8\": %s", bytes),
+				 errdetail("It is at byte %zu of the %s \"%.*s%s\"; in a SQL_ASCII database the bytes of a URL are read as UTF-8, the encoding URLs are canonicalised in.",
+						   bad + 1, what, shown, data, shown < (int) bad ? "..." : "")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
+			 errmsg("character with byte sequence %s in encoding \"%s\" has no equivalent in encoding \"UTF8\"",
+					bytes, GetDatabaseEncodingName()),
+			 errdetail("It is at byte %zu of the %s \"%.*s%s\"; URLs are canonicalised in UTF-8, whatever the database encoding.",
+					   bad + 1, what, shown, data, shown < (int) bad ? "..." : "")));
+}
+
+/*
+ * The characters of a text in UTF-8 (see the top of this file): its own
+ * bytes, or a palloc'd copy in the current context
+ */
+static const char *
+url_text_as_utf8(text *value, int *len, const char *what)
+{
+	const char *data = VARDATA_ANY(value);
+	size_t		n = VARSIZE_ANY_EXHDR(value);
+	size_t		bad;
+	const char *utf8;
+
+	if (GetDatabaseEncoding() == PG_SQL_ASCII)
+	{
+		bad = (size_t) pg_encoding_verifymbstr(PG_UTF8, data, (int) n);
+		if (bad < n)
+			url_not_utf8(value, bad, what);
+		*len = (int) n;
+		return data;
+	}
+	utf8 = sbf_text_as_utf8(data, &n, &bad);
+	if (utf8 == NULL)
+		url_not_utf8(value, bad, what);
+	*len = (int) n;
+	return utf8;
+}
+
+/* the bytes of a URL to canonicalise */
+static const char *
+url_as_utf8(text *url, int *len)
+{
+	/*
+	 * Longer than URL_MAX_LENGTH in UTF-8 too (a character is at most this
+	 * many bytes here and at least one there): url_canonicalize refuses it
+	 * by its length, without a conversion of up to a gigabyte first
+	 */
+	if (VARSIZE_ANY_EXHDR(url) > (Size) URL_MAX_LENGTH * pg_database_encoding_max_length())
+	{
+		*len = VARSIZE_ANY_EXHDR(url);
+		return VARDATA_ANY(url);
+	}
+	return url_text_as_utf8(url, len, "URL");
+}
+
 static UrlQueryMode
 url_query_mode(text *mode)
 {
@@ -69,6 +171,23 @@ url_query_mode(text *mode)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("query must be 'keep', 'sort' or 'drop', not \"%s\"", s)));
 	return URL_QUERY_KEEP;		/* keep compiler quiet */
+}
+
+/*
+ * A strip_params name as the canonical query spells it: its characters in
+ * UTF-8, the non-ASCII bytes percent-encoded, so that 'straße' strips
+ * straße=1 in a database of any encoding
+ */
+static char *
+url_strip_name(text *name)
+{
+	int			len;
+	const char *utf8 = url_text_as_utf8(name, &len, "strip_params name");
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	url_escape_non_ascii(utf8, len, &buf);
+	return buf.data;
 }
 
 static void
@@ -92,7 +211,9 @@ url_strip_list(ArrayType *arr, UrlOptions *opts)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("strip_params must not contain NULL")));
-		opts->strip[opts->nstrip++] = TextDatumGetCString(elems[i]);
+		opts->strip[opts->nstrip++] = url_strip_name(DatumGetTextPP(elems[i]));
+		if (i % 1024 == 1023)
+			CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -107,9 +228,12 @@ url_compute(FunctionCallInfo fcinfo, const UrlOptions *opts, bool strict,
 	text	   *url = PG_GETARG_TEXT_PP(0);
 	MemoryContext workcxt = url_work_context(fcinfo);
 	MemoryContext oldcxt;
+	const char *utf8;
+	int			len;
 
 	oldcxt = MemoryContextSwitchTo(workcxt);
-	url_canonicalize(VARDATA_ANY(url), VARSIZE_ANY_EXHDR(url), opts, workcxt, result);
+	utf8 = url_as_utf8(url, &len);
+	url_canonicalize(utf8, len, opts, workcxt, result);
 	MemoryContextSwitchTo(oldcxt);
 
 	if (result->invalid == NULL)

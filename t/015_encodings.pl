@@ -5,6 +5,8 @@
 # encoding, so a filter or a url_signature made in a UTF8 database answers
 # alike in a LATIN1 (or SQL_ASCII) database it is copied or restored into:
 # no false negative for a non-ASCII URL.  A bytea is hashed as its bytes.
+# url_canonical and url_host canonicalise a URL's characters in UTF-8 too:
+# the same ASCII bytes in UTF8, LATIN1, EUC_JP and SQL_ASCII databases.
 
 use strict;
 use warnings;
@@ -12,6 +14,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use SbfTest;
+use Encode qw(encode);
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -20,7 +23,7 @@ my $dir = PostgreSQL::Test::Utils::tempdir;
 
 my $nurls = 5;
 
-foreach my $encoding ('UTF8', 'LATIN1', 'SQL_ASCII')
+foreach my $encoding ('UTF8', 'LATIN1', 'SQL_ASCII', 'EUC_JP')
 {
 	my $db = lc($encoding) . 'db';
 	$node->safe_psql('postgres',
@@ -160,6 +163,82 @@ is($latin1_bytes, 1,
 	"latin1db: the LATIN1 bytes of the URLs, as bytea, are other elements: $latin1_bytes of $nurls found (the ASCII one)"
 );
 
+# url_canonical and url_host of the same characters give the same bytes in
+# every database that can hold them.  Each URL goes in as its UTF-8 bytes
+# converted to the database's encoding (a SQL_ASCII database keeps them as
+# they are, and reads them as UTF-8).
+my @canonical = (
+	[ "https://example.com/stra\x{df}e", 'https://example.com/stra%C3%9Fe', 'example.com' ],
+	[ "https://b\x{fc}cher.example/", 'https://xn--bcher-kva.example/', 'xn--bcher-kva.example' ],
+	[
+		"HTTPS://WWW.B\x{fc}cher.Example:443/caf\x{e9}?q=a\x{f1}o#x",
+		'https://www.xn--bcher-kva.example/caf%C3%A9?q=a%C3%B1o',
+		'www.xn--bcher-kva.example'
+	],
+	[ 'http://example.com/%C3%9F', 'http://example.com/%C3%9F', 'example.com' ],
+	[ "http://\x{65e5}\x{672c}.jp/\x{30d1}\x{30b9}", 'http://xn--wgv71a.jp/%E3%83%91%E3%82%B9', 'xn--wgv71a.jp', 'not LATIN1' ],
+	[ "https://example.org/\x{bd}-price", 'https://example.org/%C2%BD-price', 'example.org', 'not EUC_JP' ]);
+
+foreach my $db ('utf8db', 'latin1db', 'sql_asciidb', 'euc_jpdb')
+{
+	foreach my $case (@canonical)
+	{
+		my ($url, $canonical, $host, $not) = @$case;
+		next if defined $not && $not eq 'not ' . uc($db =~ s/db$//r);
+		my $hex = unpack('H*', encode('UTF-8', $url));
+		my ($ret, $got, $stderr) = $node->psql($db,
+			"SELECT url_canonical(u) || ' ' || url_host(u) FROM convert_from('\\x$hex'::bytea, 'UTF8') u");
+		is($got . $stderr, "$canonical $host", "$db: url_canonical and url_host of $canonical");
+	}
+
+	# a non-ASCII name of strip_params strips its parameter
+	my ($url, $name) = map { unpack('H*', encode('UTF-8', $_)) }
+	  ("http://example.com/p?stra\x{df}e=1&x=2&stra\x{df}en_id=3", "stra\x{df}e");
+	my ($ret, $stripped, $stderr) = $node->psql($db,
+		"SELECT url_canonical(convert_from('\\x$url'::bytea, 'UTF8'), strip_params => ARRAY[convert_from('\\x$name'::bytea, 'UTF8')])"
+	);
+	is($stripped . $stderr, 'http://example.com/p?x=2&stra%C3%9Fen_id=3',
+		"$db: url_canonical with strip_params => '{stra\\00DFe}' strips that parameter only ($stripped)");
+}
+
+# A URL that cannot be canonicalised in UTF-8 is an ERROR naming it and its
+# character, strict => false or not: bytes that are not UTF-8 in a SQL_ASCII
+# database, a character with no UTF-8 form (a user-defined one) in EUC_JP
+foreach my $case (
+	[
+		'sql_asciidb', 'SQL_ASCII', '68747470733a2f2f612e6578616d706c652f78df2f79',
+		qr/ERROR:  22021: invalid byte sequence for encoding "UTF8": 0xdf 0x2f\nDETAIL:  It is at byte 20 of the URL "https:\/\/a.example\/x"; in a SQL_ASCII database the bytes of a URL are read as UTF-8/
+	],
+	[
+		'euc_jpdb', 'EUC_JP', '68747470733a2f2f612e6578616d706c652f78f5a12f79',
+		qr/ERROR:  22P05: character with byte sequence 0xf5 0xa1 in encoding "EUC_JP" has no equivalent in encoding "UTF8"\nDETAIL:  It is at byte 20 of the URL "https:\/\/a.example\/x"; URLs are canonicalised in UTF-8/
+	])
+{
+	my ($db, $encoding, $hex, $error) = @$case;
+	foreach my $call ('url_canonical(u)', 'url_canonical(u, strict => false)',
+		'url_host(u, strict => false)')
+	{
+		my ($ret, $stdout, $stderr) = $node->psql($db,
+			"\\set VERBOSITY verbose\nSELECT $call FROM convert_from('\\x$hex'::bytea, '$encoding') u");
+		like($stderr, $error, "$db: $call of a URL without a UTF-8 form is an ERROR naming it");
+	}
+	my ($ret, $stdout, $stderr) = $node->psql($db,
+		"SELECT url_canonical('http://a.example/', strip_params => ARRAY[u]) FROM convert_from('\\x$hex'::bytea, '$encoding') u"
+	);
+	like(
+		$stderr,
+		qr/DETAIL:  It is at byte 20 of the strip_params name "https:\/\/a.example\/x"/,
+		"$db: a strip_params name without a UTF-8 form is an ERROR naming it");
+}
+
+# A shared filter of canonical URLs made in the UTF8 database, to be asked
+# in the LATIN1 database it is restored into ('caf\00E9' has no scheme: NULL)
+$node->safe_psql(
+	'utf8db', q{
+SELECT shared_bloom_create('canonical_urls', 1000, 0.001, transactional => false);
+SELECT shared_test_and_add('canonical_urls', url_canonical(url, strict => false)) FROM urls;
+});
+
 # pg_dump of the UTF8 database restored into a new LATIN1 database
 my $dump = "$dir/utf8db.dump";
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('utf8db') ],
@@ -178,6 +257,16 @@ SELECT count(*) FILTER (WHERE b @> seen.url), count(*) FILTER (WHERE s @> seen.u
 FROM filters, seen});
 is($restored, "$nurls|$nurls|$nurls|$nurls",
 	"restored in LATIN1: the $nurls URLs are in the restored bloom, stablebloom and shared filter, and keep their signatures ($restored)"
+);
+
+# and url_canonical of each URL with a scheme, in LATIN1, is in the shared
+# filter of the URLs canonicalised in UTF8
+my $canonical_found = $node->safe_psql(
+	'restored', q{
+SELECT count(*) FILTER (WHERE shared_contains('canonical_urls', url_canonical(url, strict => false)))
+FROM seen WHERE url LIKE '%://%'});
+is($canonical_found, $nurls - 1,
+	"restored in LATIN1: url_canonical of the @{[$nurls - 1]} URLs with a scheme is in the shared filter of their canonical forms made in UTF8 ($canonical_found)"
 );
 
 SbfTest::no_crash($node);
