@@ -13,8 +13,8 @@
 #   18       the whole suite on PostgreSQL 18, built once per machine from
 #            Debian's source package (scripts/build-postgres.sh 18), with
 #            pg_upgrade from the machine's 15 (t/070_pg_upgrade.pl); t/060
-#            and t/061 run if Citus is installed into it
-#            (scripts/build-citus.sh)
+#            and t/061 run if Citus is installed into it (sbf does
+#            not build Citus)
 #   package  the Debian package built, installed and tried
 #            (scripts/test-package.sh)
 #

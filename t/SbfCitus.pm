@@ -19,10 +19,10 @@ SbfCitus - a real Citus cluster for the TAP tests of sbf
 
 =head1 DESCRIPTION
 
-Citus is not in Debian's packages: scripts/build-citus.sh builds it from a
-source tree into the PostgreSQL of pg_config.  A test that needs it calls
-skip_unless_installed() first, which skips the whole test, saying why, when
-citus.so is not installed.
+Citus is not in Debian's packages, and sbf does not build it: the tests use
+a Citus installed into the PostgreSQL of pg_config, if there is one.  A
+test that needs it calls skip_unless_installed() first, which skips the
+whole test, saying why, when citus.so is not installed.
 
 new_cluster starts a coordinator and workers, each a PostgreSQL::Test::Cluster
 with shared_preload_libraries = 'citus' on a private port and socket, creates
@@ -66,7 +66,7 @@ Skips the whole test, with the reason, when Citus is not installed.
 sub skip_unless_installed
 {
 	plan skip_all =>
-	  'Citus is not installed (citus.so not found; build it with scripts/build-citus.sh SOURCE [VERSION])'
+	  'Citus is not installed (citus.so not found in the PostgreSQL of pg_config)'
 	  unless installed();
 	return;
 }
