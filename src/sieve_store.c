@@ -187,6 +187,9 @@ row_chunk(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
 	chunk = (struct varlena *) DatumGetPointer(slot_getattr(slot, chunk_att, &isnull));
 	if (isnull)
 		chunk_corrupted(seen, *head, "The row has no chunk.");
+	/* a stored row never holds a pointer into memory */
+	if (VARATT_IS_EXTERNAL(chunk) && !VARATT_IS_EXTERNAL_ONDISK(chunk))
+		chunk_corrupted(seen, *head, "The chunk's header says it is held in memory.");
 	if (!VARATT_IS_EXTERNAL(chunk))
 	{
 		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
@@ -480,13 +483,16 @@ sieve_store_merge_swap(SieveStoreMerge *merge)
 /*
  * Is signature in the compressed seen?  The chunk whose head is the
  * greatest at or below it, found through the primary key, is decoded and
- * checked whole; the chunk before it, the next entry of the same backward
- * scan, must end below its head.  An index that disagrees with the rows,
- * a damaged chunk, or one that overlaps the chunk before is an ERROR, not
- * an answer.  (The chunk before is only read as far as its header: a
- * lookup that lands in it checks it whole.)  The caller has the columns'
- * numbers (sieve_contains keeps them for the query), so that a lookup
- * does no catalog lookup.
+ * checked whole before it answers.  Its neighbours in the index, the chunk
+ * before and the chunk after (read as far as their headers: a lookup that
+ * lands in one checks it whole), must end below its head and start after
+ * its last signature, each at its own head: so a chunk that overlaps
+ * another, an index that disagrees with the rows, or a head moved between
+ * its neighbours is an ERROR, never an answer.  (A row gone as a whole, or
+ * whose head moved past a neighbour's, is seen only by a read of the whole
+ * table: a point lookup cannot miss what it does not know of.)  The caller
+ * has the columns' numbers (sieve_contains keeps them for the query), so
+ * that a lookup does no catalog lookup.
  */
 bool
 sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
@@ -498,6 +504,11 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
 	ScanKeyData key;
 	bool		found = false;
+	bool		have_chunk = false;
+	int64		head = PG_INT64_MIN;
+	int64		last = PG_INT64_MIN;
+	int64		neighbour_head;
+	SieveChunk	neighbour;
 	static int64 *signatures = NULL;
 
 	if (signatures == NULL)
@@ -507,7 +518,6 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	index_rescan(scan, &key, 1, NULL, 0);
 	if (index_getnext_slot(scan, BackwardScanDirection, slot))
 	{
-		int64		head;
 		uint32		n = decode_row(seen, slot, head_att, chunk_att, signatures, &head);
 		uint32		low = 0;
 		uint32		high = n;
@@ -516,6 +526,8 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 			chunk_corrupted(seen, head,
 							psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
 									 signature));
+		have_chunk = true;
+		last = signatures[n - 1];
 		/* the first of signatures[low, n) that is >= signature */
 		while (low < high)
 		{
@@ -528,21 +540,36 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 		}
 		found = low < n && signatures[low] == signature;
 
+		/* the chunk before */
 		if (index_getnext_slot(scan, BackwardScanDirection, slot))
 		{
-			int64		before_head;
-			SieveChunk	before = row_chunk(seen, slot, head_att, chunk_att, &before_head);
-
-			if (before_head >= head || before->first != before_head ||
-				before->last < before->first)
-				chunk_corrupted(seen, before_head,
+			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+			if (neighbour_head >= head || neighbour->first != neighbour_head ||
+				neighbour->last < neighbour->first)
+				chunk_corrupted(seen, neighbour_head,
 								psprintf("The chunk before the one at head " INT64_FORMAT " does not precede it.",
 										 head));
-			if (before->last >= head)
+			if (neighbour->last >= head)
 				chunk_corrupted(seen, head,
 								psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
-										 before->last));
+										 neighbour->last));
 		}
+	}
+
+	/* the chunk after */
+	ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+		if (neighbour_head <= signature || neighbour->first != neighbour_head)
+			chunk_corrupted(seen, neighbour_head,
+							psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
+									 signature));
+		if (have_chunk && neighbour_head <= last)
+			chunk_corrupted(seen, neighbour_head,
+							psprintf("The chunk overlaps the previous one, at head " INT64_FORMAT ", which ends at " INT64_FORMAT ".",
+									 head, last));
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
