@@ -483,16 +483,20 @@ sieve_store_merge_swap(SieveStoreMerge *merge)
 /*
  * Is signature in the compressed seen?  The chunk whose head is the
  * greatest at or below it, found through the primary key, is decoded and
- * checked whole before it answers.  Its neighbours in the index, the chunk
- * before and the chunk after (read as far as their headers: a lookup that
- * lands in one checks it whole), must end below its head and start after
- * its last signature, each at its own head: so a chunk that overlaps
- * another, an index that disagrees with the rows, or a head moved between
- * its neighbours is an ERROR, never an answer.  (A row gone as a whole, or
- * whose head moved past a neighbour's, is seen only by a read of the whole
- * table: a point lookup cannot miss what it does not know of.)  The caller
- * has the columns' numbers (sieve_contains keeps them for the query), so
- * that a lookup does no catalog lookup.
+ * checked whole before it answers.  Its neighbours in the index are read
+ * (as far as their headers: a lookup that lands in one checks it whole)
+ * whenever they could make the answer wrong: when the signature is not in
+ * the chunk, the chunk before, which must end below its head (else it
+ * could hold the signature); when the signature also lies past the chunk's
+ * last, the chunk after, which must start at its own head and past the
+ * signature (else a chunk whose head moved up would hide it).  A chunk
+ * found holding the signature answers alone: it is whole and at its head.
+ * So a chunk that overlaps another, an index that disagrees with the rows,
+ * or a head moved between its neighbours is an ERROR, never an answer.  (A
+ * row gone as a whole, or whose head moved past a neighbour's, is seen
+ * only by a read of the whole table: a lookup cannot miss what it does not
+ * know of.)  The caller has the columns' numbers (sieve_contains keeps
+ * them for the query), so that a lookup does no catalog lookup.
  */
 bool
 sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
@@ -504,9 +508,9 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
 	ScanKeyData key;
 	bool		found = false;
-	bool		have_chunk = false;
-	int64		head = PG_INT64_MIN;
-	int64		last = PG_INT64_MIN;
+	bool		past_last = true;
+	int64		head = 0;
+	int64		last = 0;
 	int64		neighbour_head;
 	SieveChunk	neighbour;
 	static int64 *signatures = NULL;
@@ -526,8 +530,8 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 			chunk_corrupted(seen, head,
 							psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
 									 signature));
-		have_chunk = true;
 		last = signatures[n - 1];
+		past_last = signature > last;
 		/* the first of signatures[low, n) that is >= signature */
 		while (low < high)
 		{
@@ -541,7 +545,7 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 		found = low < n && signatures[low] == signature;
 
 		/* the chunk before */
-		if (index_getnext_slot(scan, BackwardScanDirection, slot))
+		if (!found && index_getnext_slot(scan, BackwardScanDirection, slot))
 		{
 			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
 			if (neighbour_head >= head || neighbour->first != neighbour_head ||
@@ -556,20 +560,19 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 		}
 	}
 
-	/* the chunk after */
-	ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
-	index_rescan(scan, &key, 1, NULL, 0);
-	if (index_getnext_slot(scan, ForwardScanDirection, slot))
+	/* the chunk after, when the signature lies past the chunk found */
+	if (!found && past_last)
 	{
-		neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
-		if (neighbour_head <= signature || neighbour->first != neighbour_head)
-			chunk_corrupted(seen, neighbour_head,
-							psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
-									 signature));
-		if (have_chunk && neighbour_head <= last)
-			chunk_corrupted(seen, neighbour_head,
-							psprintf("The chunk overlaps the previous one, at head " INT64_FORMAT ", which ends at " INT64_FORMAT ".",
-									 head, last));
+		ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
+		index_rescan(scan, &key, 1, NULL, 0);
+		if (index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+			if (neighbour_head <= signature || neighbour->first != neighbour_head)
+				chunk_corrupted(seen, neighbour_head,
+								psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
+										 signature));
+		}
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
