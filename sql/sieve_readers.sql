@@ -130,6 +130,48 @@ BEGIN
 	RETURN answer;
 END $$;
 SELECT name, pg_temp.try_type(name, literal) FROM types ORDER BY name;
+-- and every type of the catalog that a primary key takes, each holding a
+-- value when one of a few literals converts to it: only bigint answers
+CREATE FUNCTION pg_temp.try_every_type(OUT tried int, OUT with_a_row int,
+									   OUT answered text[], OUT refusals text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+	t regtype;
+	answer text;
+	literal text;
+BEGIN
+	tried := 0; with_a_row := 0; answered := '{}'; refusals := '{}';
+	FOR t IN SELECT oid::regtype FROM pg_type
+			 WHERE typtype IN ('b', 'c', 'd', 'e', 'm', 'r') AND typisdefined
+			   AND typnamespace <> 'pg_toast'::regnamespace
+			 ORDER BY oid LOOP
+		BEGIN
+			EXECUTE format('CREATE TEMP TABLE typed (sig %s PRIMARY KEY)', t);
+		EXCEPTION WHEN OTHERS THEN
+			CONTINUE;
+		END;
+		tried := tried + 1;
+		FOREACH literal IN ARRAY ARRAY['1', 'a', '{1}', '(1,1)', '[1,2)', '1 day', '2026-01-01',
+									   '10.0.0.1', '0/1', '\x01', '{"a": 1}', 'true', '08:00:2b:01:02:03'] LOOP
+			BEGIN
+				EXECUTE format('INSERT INTO typed VALUES (%L)', literal);
+				with_a_row := with_a_row + 1;
+				EXIT;
+			EXCEPTION WHEN OTHERS THEN
+				NULL;
+			END;
+		END LOOP;
+		answer := pg_temp.error_of($q$ SELECT sieve_contains('typed', 'https://example.org/a') $q$);
+		IF answer IN ('true', 'false') THEN
+			answered := answered || t::text;
+		ELSIF NOT left(answer, 5) = ANY (refusals) THEN
+			refusals := refusals || left(answer, 5);
+		END IF;
+		DROP TABLE typed;
+	END LOOP;
+END $$;
+SELECT tried > 100 AS many_types, with_a_row > 80 AS most_with_a_row, answered, refusals
+FROM pg_temp.try_every_type();
 
 --
 -- A bigint sig with every shape of index: a unique btree index on sig

@@ -12,7 +12,8 @@
 #    each of its 64 bits.  A head moved between its neighbours' is caught
 #    by the lookups; one moved past them is a chunk gone from where a
 #    lookup looks, which only a read of the whole table (sieve_signatures,
-#    a flush) can see, and does.
+#    a flush) can see, and does.  sieve_chunk_count refuses each mutated
+#    chunk rather than read its count.
 # 2. Bits flipped in the table's pages on disk, checksums off (initdb's
 #    default before PostgreSQL 18): rounds of one flip in the stored chunk
 #    of every row, then rounds of one flip anywhere in every row (its tuple
@@ -133,7 +134,8 @@ CREATE TABLE mutations AS
 DELETE FROM mutations m USING victim v WHERE m.bytes = v.bytes;
 
 CREATE FUNCTION mutate(OUT mutations int, OUT wrong int, OUT right_ int,
-					   OUT corrupted int, OUT other text, OUT first_wrong text)
+					   OUT corrupted int, OUT other text, OUT first_wrong text,
+					   OUT counts_refused int)
 LANGUAGE plpgsql AS $$
 DECLARE
 	m record;
@@ -141,8 +143,13 @@ DECLARE
 	v record;
 BEGIN
 	SELECT * INTO v FROM victim;
-	mutations := 0; wrong := 0; right_ := 0; corrupted := 0;
+	mutations := 0; wrong := 0; right_ := 0; corrupted := 0; counts_refused := 0;
 	FOR m IN SELECT * FROM mutations LOOP
+		BEGIN
+			PERFORM sieve_chunk_count(m.bytes::sieve_chunk);
+		EXCEPTION WHEN data_corrupted THEN
+			counts_refused := counts_refused + 1;
+		END;
 		UPDATE zseen SET chunk = m.bytes::sieve_chunk WHERE head = v.head;
 		SELECT * INTO l FROM lookups((SELECT lo FROM neighbours), (SELECT hi FROM neighbours), true);
 		mutations := mutations + 1;
@@ -160,7 +167,7 @@ BEGIN
 END $$;
 });
 
-my ($mutations, $wrong, $right, $corrupted, $other, $first_wrong) =
+my ($mutations, $wrong, $right, $corrupted, $other, $first_wrong, $counts_refused) =
   split(/\|/, $node->safe_psql('postgres', 'SELECT * FROM mutate()'), -1);
 note("chunk mutations: $mutations, lookups right $right, XX001 $corrupted, wrong $wrong");
 cmp_ok($mutations, '>', 400, "$mutations mutations of a stored chunk");
@@ -168,6 +175,7 @@ is($wrong, 0, 'no lookup answered wrong from a mutated chunk')
   or diag("first: $first_wrong");
 is($other, '', 'every refusal is data_corrupted');
 cmp_ok($corrupted, '>', 0, 'the mutations were seen');
+is($counts_refused, $mutations, 'sieve_chunk_count refuses every mutated chunk');
 
 # The head moved by each of its 64 bits: between the neighbours' heads the
 # lookups see it; past them, sieve_signatures does
