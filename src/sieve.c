@@ -243,7 +243,8 @@ unique_index(Relation rel, const char *column, bool ascending, const char *calle
 		if (!HeapTupleIsValid(indextuple) || !HeapTupleIsValid(classtuple))
 			elog(ERROR, "cache lookup failed for index %u", indexoid);
 		form = (Form_pg_index) GETSTRUCT(indextuple);
-		suitable = form->indisunique && form->indisvalid && form->indimmediate &&
+		suitable = attnum != InvalidAttrNumber &&
+			form->indisunique && form->indisvalid && form->indimmediate &&
 			form->indnkeyatts == 1 && form->indkey.values[0] == attnum &&
 			((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
 			heap_attisnull(indextuple, Anum_pg_index_indpred, NULL);

@@ -66,7 +66,7 @@ check_chunk(SieveChunk chunk, int sqlstate)
 						   (Size) SIEVE_CHUNK_HEADER_SIZE - VARHDRSZ + SIEVE_CHUNK_MAX_CODE_BYTES,
 						   (Size) VARSIZE(chunk) - VARHDRSZ)));
 	signatures = palloc(sizeof(int64) * (chunk->count <= SIEVE_CHUNK_MAX_COUNT ? Max(chunk->count, 1) : 1));
-	what = sieve_chunk_decode(chunk, VARSIZE(chunk), signatures, false, 0, &decoded);
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), signatures, &decoded);
 	if (what != NULL)
 		ereport(ERROR,
 				(errcode(sqlstate),

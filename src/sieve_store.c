@@ -221,7 +221,7 @@ decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
 		chunk_corrupted(seen, *head,
 						psprintf("The chunk starts at " INT64_FORMAT ", not at its head.",
 								 chunk->first));
-	what = sieve_chunk_decode(chunk, VARSIZE(chunk), out, false, 0, &decoded);
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), out, &decoded);
 	if (what != NULL)
 		chunk_corrupted(seen, *head, what);
 	return decoded;
