@@ -220,7 +220,7 @@ SELECT * FROM move_heads();
 });
 my ($between_wrong, $between_lookups, $past, $past_seen, $head_other) =
   split(/\|/, $heads, -1);
-note("head moves: " . (64 - $past) . " between the neighbours ($between_lookups lookups), $past past them");
+note("head moves: " . (64 - $past) . " between the neighbours ($between_lookups lookups, $between_wrong wrong), $past past them");
 is($between_wrong, 0, 'no lookup answered wrong with a head moved between its neighbours');
 is($past_seen, $past, 'sieve_signatures refuses each head moved past a neighbour');
 is($head_other, '', 'every refusal is data_corrupted');
