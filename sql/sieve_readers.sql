@@ -48,8 +48,8 @@ SET ROLE sieve_readers_role;
 SELECT sieve_contains('pseen', 'https://example.org/a') AS plain,
        sieve_contains('zseen', 'https://example.org/a') AS compressed,
        (SELECT count(*) FROM sieve_signatures('zseen')) AS signatures;
--- an ACCESS EXCLUSIVE lock held elsewhere would make these wait, so the
--- role's refusal comes first: see specs/sieve_lock_privileges.spec
+-- (a role without SELECT is refused before it queues for the lock:
+-- specs/sieve_reader_privileges.spec)
 RESET ROLE;
 
 --
