@@ -32,9 +32,12 @@ extern void sieve_citus_lock(Oid seen, const char *lockmode);
 
 /*
  * The valid, immediate, non-partial unique btree index on rel (column)
- * alone, or an ERROR naming caller
+ * alone, with bigint's default operator class, or an ERROR naming caller;
+ * the ascending one, for a lookup that scans the index backwards from a
+ * signature (the compressed seen's head)
  */
 extern Oid	sieve_unique_index(Relation rel, const char *column, const char *caller);
+extern Oid	sieve_ascending_index(Relation rel, const char *column, const char *caller);
 
 /* The compressed seen (sieve_store.c) */
 extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);

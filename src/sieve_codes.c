@@ -230,14 +230,13 @@ peek(const uint8 *codes, uint64 pos)
 
 const char *
 sieve_chunk_decode(const SieveChunkData *chunk, Size varsize,
-				   int64 *out, bool stop, int64 stop_at, uint32 *decoded)
+				   int64 *out, uint32 *decoded)
 {
 	uint8		padded[SIEVE_CHUNK_MAX_CODE_BYTES + 16];
 	Size		len;
 	uint64		limit;
 	uint64		pos = 0;
 	uint64		u;
-	uint64		stop_u = to_unsigned(stop_at);
 	int			b;
 	uint32		count;
 
@@ -272,8 +271,6 @@ sieve_chunk_decode(const SieveChunkData *chunk, Size varsize,
 	u = to_unsigned(chunk->first);
 	out[0] = chunk->first;
 	*decoded = 1;
-	if (stop && u >= stop_u)
-		return NULL;
 
 	for (uint32 i = 1; i < count; i++)
 	{
@@ -305,8 +302,6 @@ sieve_chunk_decode(const SieveChunkData *chunk, Size varsize,
 		u = next;
 		out[i] = to_signature(u);
 		*decoded = i + 1;
-		if (stop && u >= stop_u)
-			return NULL;
 	}
 	if (to_signature(u) != chunk->last)
 		return psprintf("The chunk's signatures end at " INT64_FORMAT ", not at its last, " INT64_FORMAT ".",

@@ -55,13 +55,12 @@ extern void sieve_chunk_writer_finish(SieveChunkWriter *writer);
 
 /*
  * Decodes a chunk's signatures into out (room for chunk->count), checking
- * everything a stored chunk must satisfy.  Returns NULL if it does, else
- * what is wrong, for an errdetail.  Callers that only look for a
- * signature pass stop_at: decoding stops at the first signature >= it, and
- * *decoded says how many were written (all of them when it did not stop).
+ * everything a stored chunk must satisfy: it is decoded whole, whoever
+ * asks, since a chunk that fails at its end cannot be trusted at its start.
+ * Returns NULL if it does, else what is wrong, for an errdetail; *decoded
+ * says how many signatures were written.
  */
 extern const char *sieve_chunk_decode(const SieveChunkData *chunk, Size varsize,
-									  int64 *out, bool stop, int64 stop_at,
-									  uint32 *decoded);
+									  int64 *out, uint32 *decoded);
 
 #endif							/* SBF_SIEVE_CODES_H */

@@ -16,6 +16,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -27,6 +28,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
@@ -64,7 +66,7 @@ check_chunk(SieveChunk chunk, int sqlstate)
 						   (Size) SIEVE_CHUNK_HEADER_SIZE - VARHDRSZ + SIEVE_CHUNK_MAX_CODE_BYTES,
 						   (Size) VARSIZE(chunk) - VARHDRSZ)));
 	signatures = palloc(sizeof(int64) * (chunk->count <= SIEVE_CHUNK_MAX_COUNT ? Max(chunk->count, 1) : 1));
-	what = sieve_chunk_decode(chunk, VARSIZE(chunk), signatures, false, 0, &decoded);
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), signatures, &decoded);
 	if (what != NULL)
 		ereport(ERROR,
 				(errcode(sqlstate),
@@ -104,12 +106,16 @@ sieve_chunk_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(sbf_value_to_binary(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
 }
 
-/* sieve_chunk_count(sieve_chunk) -> integer: the signatures it holds */
+/*
+ * sieve_chunk_count(sieve_chunk) -> integer: the signatures it holds, once
+ * the chunk (read from a table, maybe damaged there) is checked whole
+ */
 Datum
 sieve_chunk_count(PG_FUNCTION_ARGS)
 {
 	SieveChunk	chunk = (SieveChunk) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 
+	check_chunk(chunk, ERRCODE_DATA_CORRUPTED);
 	PG_RETURN_INT64((int64) chunk->count);
 }
 
@@ -173,6 +179,82 @@ typedef struct ContainsCache
 	AttrNumber	chunk_att;
 } ContainsCache;
 
+/*
+ * The caller may read seen: SELECT on the table, checked before any lock
+ * is taken
+ */
+static void
+check_select(Oid seen_oid)
+{
+	AclResult	aclresult = pg_class_aclcheck(seen_oid, GetUserId(), ACL_SELECT);
+
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(seen_oid)),
+					   get_rel_name(seen_oid));
+}
+
+/*
+ * What every reader of a seen checks once it holds its lock, as
+ * sieve_flush does: the readers go to the table's index and rows directly,
+ * so a row-level security policy could not hide a row from them, and they
+ * read seen alone, where SELECT would read its inheritance children too.
+ * Both are refused rather than answered past.
+ */
+static void
+check_readable(Relation seen, const char *caller)
+{
+	List	   *children;
+
+	if (check_enable_rls(RelationGetRelid(seen), InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support row-level security on seen relation \"%s\"",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("%s reads the table's index and rows directly, where a policy could not hide a row.",
+						   caller)));
+	children = find_inheritance_children(RelationGetRelid(seen), NoLock);
+	if (children != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("seen relation \"%s\" has inheritance children",
+						RelationGetRelationName(seen)),
+				 errdetail("%s reads seen alone, where SELECT would read its children too.",
+						   caller)));
+}
+
+/*
+ * A plain seen: a table whose column sig is a bigint (not a domain over
+ * one, as for sieve_flush) with a unique btree index on it, which is
+ * probed with int8's own comparison; returns the index
+ */
+static Oid
+check_plain(Relation seen, const char *caller)
+{
+	AttrNumber	attnum = get_attnum(RelationGetRelid(seen), "sig");
+	Oid			type;
+
+	if (seen->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("seen relation \"%s\" is not a table",
+						RelationGetRelationName(seen))));
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"sig\" of seen relation \"%s\" does not exist",
+						RelationGetRelationName(seen)),
+				 errhint("%s reads a compressed seen (sieve_seen_create) or a table with a column sig bigint and a unique index on it.",
+						 caller)));
+	type = TupleDescAttr(RelationGetDescr(seen), attnum - 1)->atttypid;
+	if (type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"sig\" of seen relation \"%s\" has type %s, not %s",
+						RelationGetRelationName(seen), format_type_be(type),
+						format_type_be(INT8OID))));
+	return sieve_unique_index(seen, "sig", caller);
+}
+
 /* A plain seen's unique btree on sig, probed for signature */
 static bool
 plain_contains(Relation seen, Oid index, int64 signature)
@@ -211,19 +293,14 @@ sieve_contains(PG_FUNCTION_ARGS)
 	bool		found;
 
 	if (cache == NULL || cache->seen != seen_oid)
-	{
-		AclResult	aclresult = pg_class_aclcheck(seen_oid, GetUserId(), ACL_SELECT);
-
-		if (aclresult != ACLCHECK_OK)
-			aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(seen_oid)),
-						   get_rel_name(seen_oid));
-	}
+		check_select(seen_oid);
 	seen = table_open(seen_oid, AccessShareLock);
 	if (cache == NULL || cache->seen != seen_oid)
 	{
 		if (cache == NULL)
 			cache = fcinfo->flinfo->fn_extra =
 				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ContainsCache));
+		cache->seen = InvalidOid;
 		cache->compressed = sieve_store_is_compressed(seen_oid);
 		if (cache->compressed)
 		{
@@ -232,14 +309,8 @@ sieve_contains(PG_FUNCTION_ARGS)
 			cache->chunk_att = get_attnum(seen_oid, "chunk");
 		}
 		else
-		{
-			if (seen->rd_rel->relkind != RELKIND_RELATION)
-				ereport(ERROR,
-						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-						 errmsg("seen relation \"%s\" is not a table",
-								RelationGetRelationName(seen))));
-			cache->index = sieve_unique_index(seen, "sig", "sieve_contains");
-		}
+			cache->index = check_plain(seen, "sieve_contains");
+		check_readable(seen, "sieve_contains");
 		cache->seen = seen_oid;
 	}
 	found = cache->compressed ?
@@ -257,11 +328,9 @@ sieve_contains(PG_FUNCTION_ARGS)
 static Oid
 open_compressed(Oid seen_oid, LOCKMODE lockmode, Relation *seen, const char *caller)
 {
-	AclResult	aclresult = pg_class_aclcheck(seen_oid, GetUserId(), ACL_SELECT);
+	Oid			index;
 
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(seen_oid)),
-					   get_rel_name(seen_oid));
+	check_select(seen_oid);
 	*seen = table_open(seen_oid, lockmode);
 	if (!sieve_store_is_compressed(seen_oid))
 		ereport(ERROR,
@@ -269,7 +338,9 @@ open_compressed(Oid seen_oid, LOCKMODE lockmode, Relation *seen, const char *cal
 				 errmsg("relation \"%s\" is not a compressed seen",
 						RelationGetRelationName(*seen)),
 				 errdetail("%s reads a table made by sieve_seen_create.", caller)));
-	return sieve_store_check(*seen, caller);
+	index = sieve_store_check(*seen, caller);
+	check_readable(*seen, caller);
+	return index;
 }
 
 /*

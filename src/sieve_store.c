@@ -130,8 +130,9 @@ sieve_store_check_rewrite(Oid seen, const char *caller)
 
 /*
  * Checks a compressed seen: a plain heap table whose only columns are
- * head bigint and chunk sieve_chunk, with a unique btree index on (head);
- * returns the index.  caller names the function for the messages.
+ * head bigint and chunk sieve_chunk, with an ascending unique btree index
+ * on (head) (a lookup scans it backwards from a signature); returns the
+ * index.  caller names the function for the messages.
  */
 Oid
 sieve_store_check(Relation seen, const char *caller)
@@ -168,7 +169,7 @@ sieve_store_check(Relation seen, const char *caller)
 				 errmsg("compressed seen relation \"%s\" has no column \"head\" of type bigint",
 						RelationGetRelationName(seen)),
 				 errhint("Make a compressed seen with sieve_seen_create.")));
-	return sieve_unique_index(seen, "head", caller);
+	return sieve_ascending_index(seen, "head", caller);
 }
 
 /* The decoded chunk and what is wrong with it, as an ERROR */
@@ -183,33 +184,59 @@ chunk_corrupted(Relation seen, int64 head, const char *what)
 }
 
 /*
- * Decodes the chunk of a row of seen (in slot) into out, checking it and
- * its head; with stop, only up to the first signature >= stop_at
+ * The chunk of a row of seen (in slot) and its head, checked to lie within
+ * the row as stored (a bit flipped on disk in its length must not make a
+ * read run past it) and to hold at least a header
  */
-static uint32
-decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
-		   AttrNumber chunk_att, int64 *out, bool stop, int64 stop_at,
-		   int64 *head)
+static SieveChunk
+row_chunk(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
+		  AttrNumber chunk_att, int64 *head)
 {
 	bool		isnull;
 	Datum		head_datum = slot_getattr(slot, head_att, &isnull);
-	SieveChunk	chunk;
-	const char *what;
-	uint32		decoded;
+	struct varlena *chunk;
 
 	if (isnull)
 		chunk_corrupted(seen, 0, "A row has no head.");
 	*head = DatumGetInt64(head_datum);
-	chunk = (SieveChunk) DatumGetPointer(slot_getattr(slot, chunk_att, &isnull));
+	chunk = (struct varlena *) DatumGetPointer(slot_getattr(slot, chunk_att, &isnull));
 	if (isnull)
 		chunk_corrupted(seen, *head, "The row has no chunk.");
+	/* a stored row never holds a pointer into memory */
+	if (VARATT_IS_EXTERNAL(chunk) && !VARATT_IS_EXTERNAL_ONDISK(chunk))
+		chunk_corrupted(seen, *head, "The chunk's header says it is held in memory.");
+	if (!VARATT_IS_EXTERNAL(chunk))
+	{
+		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+		char	   *end = (char *) tuple->t_data + tuple->t_len;
+
+		if ((char *) chunk >= end || VARSIZE_ANY(chunk) > (Size) (end - (char *) chunk))
+			chunk_corrupted(seen, *head, "The chunk runs past the end of its row.");
+	}
 	if (VARATT_IS_EXTENDED(chunk))
-		chunk = (SieveChunk) PG_DETOAST_DATUM(PointerGetDatum(chunk));
+		chunk = PG_DETOAST_DATUM(PointerGetDatum(chunk));
+	if (VARSIZE(chunk) < SIEVE_CHUNK_HEADER_SIZE)
+		chunk_corrupted(seen, *head, "The chunk is shorter than its header.");
+	return (SieveChunk) chunk;
+}
+
+/*
+ * Decodes the chunk of a row of seen (in slot) into out, checking it whole
+ * and against its head; returns how many signatures it holds
+ */
+static uint32
+decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
+		   AttrNumber chunk_att, int64 *out, int64 *head)
+{
+	SieveChunk	chunk = row_chunk(seen, slot, head_att, chunk_att, head);
+	const char *what;
+	uint32		decoded;
+
 	if (chunk->first != *head)
 		chunk_corrupted(seen, *head,
 						psprintf("The chunk starts at " INT64_FORMAT ", not at its head.",
 								 chunk->first));
-	what = sieve_chunk_decode(chunk, VARSIZE(chunk), out, stop, stop_at, &decoded);
+	what = sieve_chunk_decode(chunk, VARSIZE(chunk), out, &decoded);
 	if (what != NULL)
 		chunk_corrupted(seen, *head, what);
 	return decoded;
@@ -274,7 +301,7 @@ reader_next_chunk(ChunkReader *reader)
 		return false;
 	}
 	reader->n = decode_row(reader->seen, reader->slot, reader->head_att,
-						   reader->chunk_att, reader->signatures, false, 0, &head);
+						   reader->chunk_att, reader->signatures, &head);
 	reader->next = 0;
 	if (reader->have_last && reader->signatures[0] <= reader->last)
 		chunk_corrupted(reader->seen, head,
@@ -592,9 +619,21 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 
 /*
  * Is signature in the compressed seen?  The chunk whose head is the
- * greatest at or below it, found through the primary key, is decoded up
- * to it.  The caller has the columns' numbers (sieve_contains keeps them
- * for the query), so that a lookup does no catalog lookup.
+ * greatest at or below it, found through the primary key, is decoded and
+ * checked whole before it answers.  Its neighbours in the index are read
+ * (as far as their headers: a lookup that lands in one checks it whole)
+ * whenever they could make the answer wrong: when the signature is not in
+ * the chunk, the chunk before, which must end below its head (else it
+ * could hold the signature); when the signature also lies past the chunk's
+ * last, the chunk after, which must start at its own head and past the
+ * signature (else a chunk whose head moved up would hide it).  A chunk
+ * found holding the signature answers alone: it is whole and at its head.
+ * So a chunk that overlaps another, an index that disagrees with the rows,
+ * or a head moved between its neighbours is an ERROR, never an answer.  (A
+ * row gone as a whole, or whose head moved past a neighbour's, is seen
+ * only by a read of the whole table: a lookup cannot miss what it does not
+ * know of.)  The caller has the columns' numbers (sieve_contains keeps
+ * them for the query), so that a lookup does no catalog lookup.
  */
 bool
 sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
@@ -606,6 +645,11 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
 	ScanKeyData key;
 	bool		found = false;
+	bool		past_last = true;
+	int64		head = 0;
+	int64		last = 0;
+	int64		neighbour_head;
+	SieveChunk	neighbour;
 	static int64 *signatures = NULL;
 
 	if (signatures == NULL)
@@ -615,11 +659,57 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	index_rescan(scan, &key, 1, NULL, 0);
 	if (index_getnext_slot(scan, BackwardScanDirection, slot))
 	{
-		int64		head;
-		uint32		n = decode_row(seen, slot, head_att, chunk_att,
-								   signatures, true, signature, &head);
+		uint32		n = decode_row(seen, slot, head_att, chunk_att, signatures, &head);
+		uint32		low = 0;
+		uint32		high = n;
 
-		found = signatures[n - 1] == signature;
+		if (head > signature)
+			chunk_corrupted(seen, head,
+							psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
+									 signature));
+		last = signatures[n - 1];
+		past_last = signature > last;
+		/* the first of signatures[low, n) that is >= signature */
+		while (low < high)
+		{
+			uint32		mid = low + (high - low) / 2;
+
+			if (signatures[mid] < signature)
+				low = mid + 1;
+			else
+				high = mid;
+		}
+		found = low < n && signatures[low] == signature;
+
+		/* the chunk before */
+		if (!found && index_getnext_slot(scan, BackwardScanDirection, slot))
+		{
+			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+			if (neighbour_head >= head || neighbour->first != neighbour_head ||
+				neighbour->last < neighbour->first)
+				chunk_corrupted(seen, neighbour_head,
+								psprintf("The chunk before the one at head " INT64_FORMAT " does not precede it.",
+										 head));
+			if (neighbour->last >= head)
+				chunk_corrupted(seen, head,
+								psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
+										 neighbour->last));
+		}
+	}
+
+	/* the chunk after, when the signature lies past the chunk found */
+	if (!found && past_last)
+	{
+		ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
+		index_rescan(scan, &key, 1, NULL, 0);
+		if (index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+			if (neighbour_head <= signature || neighbour->first != neighbour_head)
+				chunk_corrupted(seen, neighbour_head,
+								psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
+										 signature));
+		}
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);

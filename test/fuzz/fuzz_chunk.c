@@ -8,8 +8,7 @@
  * read of the table pass it to sieve_chunk_decode.  The decoder must
  * refuse it with a reason or accept it; the signatures of an accepted
  * chunk must go strictly up from its first to its last, the writer must
- * code them again into chunks that decode to the same signatures, and a
- * decode asked to stop at one of them must stop exactly there.
+ * code them again into chunks that decode to the same signatures.
  *
  * Odd: a sorted stream of signatures, three bytes a gap (a shift and 16
  * bits: gaps from 1 to past 2^32, so escapes too), cut into chunks by the
@@ -64,7 +63,7 @@ collect(void *arg, SieveChunk chunk)
 
 	if (c->n + chunk->count > c->max)
 		abort();				/* more signatures than were pushed */
-	if (sieve_chunk_decode(chunk, VARSIZE(chunk), c->sigs + c->n, false, 0,
+	if (sieve_chunk_decode(chunk, VARSIZE(chunk), c->sigs + c->n,
 						   &decoded) != NULL || decoded != chunk->count)
 		abort();				/* the writer wrote a chunk its decoder refuses */
 	c->n += decoded;
@@ -106,13 +105,13 @@ stored_chunk(const uint8_t *data, size_t size)
 	SET_VARSIZE(chunk, VARHDRSZ + size);
 	if (VARSIZE(chunk) < SIEVE_CHUNK_HEADER_SIZE)
 	{
-		if (sieve_chunk_decode(chunk, VARSIZE(chunk), NULL, false, 0, &decoded) == NULL)
+		if (sieve_chunk_decode(chunk, VARSIZE(chunk), NULL, &decoded) == NULL)
 			abort();			/* a chunk shorter than its header accepted */
 		return;
 	}
 	/* the decoder writes no more than count signatures */
 	out = palloc(sizeof(int64) * Min(chunk->count, SIEVE_CHUNK_MAX_COUNT));
-	if (sieve_chunk_decode(chunk, VARSIZE(chunk), out, false, 0, &decoded) != NULL)
+	if (sieve_chunk_decode(chunk, VARSIZE(chunk), out, &decoded) != NULL)
 		return;
 
 	if (decoded != chunk->count || out[0] != chunk->first ||
@@ -122,20 +121,6 @@ stored_chunk(const uint8_t *data, size_t size)
 		if (out[i] <= out[i - 1])
 			abort();			/* not strictly ascending */
 
-	/* stopping at a signature of the chunk, or just after one */
-	for (uint32 i = 0; i < decoded; i += 1 + decoded / 8)
-	{
-		int64	   *again = palloc(sizeof(int64) * decoded);
-		uint32		upto;
-
-		if (sieve_chunk_decode(chunk, VARSIZE(chunk), again, true, out[i], &upto) != NULL ||
-			upto != i + 1 || memcmp(again, out, sizeof(int64) * upto) != 0)
-			abort();
-		if (out[i] < PG_INT64_MAX &&
-			(sieve_chunk_decode(chunk, VARSIZE(chunk), again, true, out[i] + 1, &upto) != NULL ||
-			 upto != (i + 1 < decoded ? i + 2 : decoded)))
-			abort();
-	}
 	round_trip(out, decoded, SIEVE_CHUNK_CODE_BYTES);
 }
 
