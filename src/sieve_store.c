@@ -593,6 +593,7 @@ sieve_store_check_rewritable(Relation seen, const char *caller)
 				 errhint("Detach it with ALTER TABLE ... DETACH PARTITION.")));
 }
 
+/* The slots named in the WARNING, in the order of their names */
 static int
 name_cmp(const ListCell *a, const ListCell *b)
 {
