@@ -124,8 +124,9 @@ ROLLBACK;
 -- so is a flush called from a query that reads the seen
 INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(3001, 4000) g;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier') FROM rw_seen LIMIT 1;
--- and a cursor that the user's code opens during the flush (here a trigger
--- on the frontier), caught at the swap
+-- and a cursor that the user's code opens during the flush before the
+-- swap (a trigger on discovered), caught at the swap; one opened after it
+-- (a trigger on the frontier) reads the new heap alone
 CREATE FUNCTION rw_open_cursor() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	c refcursor := 'rw_inner';
@@ -133,9 +134,16 @@ BEGIN
 	OPEN c FOR SELECT head FROM rw_seen;
 	RETURN NULL;
 END $$;
+CREATE TRIGGER rw_open_cursor AFTER DELETE ON rw_discovered FOR EACH STATEMENT EXECUTE FUNCTION rw_open_cursor();
+BEGIN;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+ROLLBACK;
+DROP TRIGGER rw_open_cursor ON rw_discovered;
 CREATE TRIGGER rw_open_cursor AFTER INSERT ON rw_frontier FOR EACH STATEMENT EXECUTE FUNCTION rw_open_cursor();
 BEGIN;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+MOVE FORWARD ALL IN rw_inner;
+SELECT count(*) AS chunks FROM rw_seen;
 ROLLBACK;
 DROP TRIGGER rw_open_cursor ON rw_frontier;
 -- a closed cursor, and one on the other tables, which the flush only
@@ -155,6 +163,121 @@ COMMIT;
 SELECT count(*) FILTER (WHERE sieve_contains('rw_seen', 'https://example.org/' || g)) AS seen
 FROM generate_series(100, 4000) g;
 
-DROP TABLE rw_seen, rw_discovered, rw_frontier, rw_plain;
-DROP FUNCTION rw_note(), rw_open_cursor();
+
+-- What the user's code does to the seen during a flush is kept: the
+-- frontier's triggers run after the swap, so they read the new Z (every URL
+-- the flush appends is in it) and what they change in it stays (here they
+-- delete its first chunk, whose signatures are then gone)
+CREATE TABLE rw_noted (contained bigint, appended bigint, total bigint, forgotten bigint);
+CREATE FUNCTION rw_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO rw_noted
+	SELECT (SELECT count(*) FILTER (WHERE sieve_contains('rw_seen', url)) FROM appended),
+		   (SELECT count(*) FROM appended),
+		   (SELECT sum(sieve_chunk_count(chunk)) FROM rw_seen),
+		   (SELECT sieve_chunk_count(chunk) FROM rw_seen ORDER BY head LIMIT 1);
+	DELETE FROM rw_seen WHERE head = (SELECT min(head) FROM rw_seen);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER rw_forget AFTER INSERT ON rw_frontier REFERENCING NEW TABLE AS appended
+	FOR EACH STATEMENT EXECUTE FUNCTION rw_forget();
+INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(4001, 5000) g;
+CREATE TABLE rw_seen_before AS SELECT s FROM sieve_signatures('rw_seen') s;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+SELECT contained = appended AS new_urls_in_the_new_z,
+	   total = (SELECT count(*) FROM rw_seen_before) + appended AS the_new_z_whole,
+	   (SELECT count(*) FROM sieve_signatures('rw_seen')) = total - forgotten AS the_delete_kept
+FROM rw_noted;
+DROP TRIGGER rw_forget ON rw_frontier;
+-- an ERROR after the swap (here a trigger on the frontier) still leaves the
+-- old Z, when rolled back to a savepoint too
+CREATE FUNCTION rw_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'rw_fail';
+END $$;
+CREATE TRIGGER rw_fail AFTER INSERT ON rw_frontier FOR EACH STATEMENT EXECUTE FUNCTION rw_fail();
+SELECT pg_relation_filenode('rw_seen') AS filenode \gset
+INSERT INTO rw_discovered VALUES (6001, 'https://example.org/6001');
+BEGIN;
+SAVEPOINT before_flush;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+ROLLBACK TO SAVEPOINT before_flush;
+SELECT sieve_contains('rw_seen', 'https://example.org/6001') AS seen,
+	   pg_relation_filenode('rw_seen') = :filenode AS same_file,
+	   (SELECT count(*) FROM rw_discovered) AS discovered;
+COMMIT;
+DROP TRIGGER rw_fail ON rw_frontier;
+
+-- sieve_seen_import reads its source whole before it reads the seen: what a
+-- view it reads does to the seen comes first, and is merged
+CREATE TABLE rw_forgotten (head bigint);
+CREATE FUNCTION rw_forget_first() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	forgotten bigint;
+BEGIN
+	DELETE FROM rw_seen WHERE head = (SELECT min(head) FROM rw_seen)
+	RETURNING head INTO STRICT forgotten;
+	INSERT INTO rw_forgotten VALUES (forgotten);
+	RETURN forgotten;
+END $$;
+CREATE TABLE rw_new (sig bigint);
+INSERT INTO rw_new VALUES (url_signature('https://example.org/imported'));
+CREATE VIEW rw_source AS SELECT sig FROM rw_new WHERE rw_forget_first() IS NOT NULL;
+SELECT sieve_seen_import('rw_seen', 'rw_source') AS imported;
+SELECT count(*) AS forgotten,
+	   count(*) FILTER (WHERE head IN (SELECT s FROM sieve_signatures('rw_seen') s)) AS back
+FROM rw_forgotten;
+
+DROP VIEW rw_source;
+DROP TABLE rw_seen, rw_discovered, rw_frontier, rw_plain, rw_noted, rw_seen_before, rw_forgotten, rw_new;
+DROP FUNCTION rw_note(), rw_open_cursor(), rw_forget(), rw_fail(), rw_forget_first();
 DROP SCHEMA rw CASCADE;
+
+-- A compressed seen that is a partition: the rewrite would not check its
+-- bound (rows outside it, a dump that does not restore).  Refused at the
+-- flush and the import, since a table is attached after it is made
+CREATE TABLE rw_zparent (head bigint NOT NULL, chunk sieve_chunk NOT NULL) PARTITION BY RANGE (head);
+SELECT sieve_seen_create('rw_zpos');
+ALTER TABLE rw_zparent ATTACH PARTITION rw_zpos FOR VALUES FROM (0) TO (MAXVALUE);
+CREATE TABLE rw_d2 (pos bigint PRIMARY KEY, url text NOT NULL);
+CREATE TABLE rw_f2 (pos bigint NOT NULL, url text NOT NULL);
+CREATE TABLE rw_p2 (sig bigint PRIMARY KEY);
+INSERT INTO rw_d2 SELECT g, 'https://e.org/' || g FROM generate_series(1, 3000) g;
+INSERT INTO rw_p2 SELECT url_signature(url) FROM rw_d2;
+SELECT sieve_flush('rw_zpos', 'rw_d2', 'rw_f2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT sieve_seen_import('rw_zpos', 'rw_p2');
+SELECT count(*) AS chunks FROM rw_zpos;
+SELECT count(*) AS discovered FROM rw_d2;
+-- attached by the user's code in the flush (a trigger on discovered, before
+-- the merge): caught at the swap
+ALTER TABLE rw_zparent DETACH PARTITION rw_zpos;
+CREATE FUNCTION rw_attach() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	ALTER TABLE rw_zparent ATTACH PARTITION rw_zpos FOR VALUES FROM (0) TO (MAXVALUE);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER rw_attach AFTER DELETE ON rw_d2 FOR EACH STATEMENT EXECUTE FUNCTION rw_attach();
+SELECT sieve_flush('rw_zpos', 'rw_d2', 'rw_f2');
+SELECT count(*) AS chunks FROM rw_zpos;
+DROP TRIGGER rw_attach ON rw_d2;
+SELECT sieve_flush('rw_zpos', 'rw_d2', 'rw_f2');
+DROP TABLE rw_zparent, rw_zpos, rw_d2, rw_f2, rw_p2;
+DROP FUNCTION rw_attach();
+
+-- sieve_seen_create makes the table in the schema CREATE TABLE chooses,
+-- and checks and returns that one, not another of the same name earlier
+-- on the search path (a temporary table, a catalog)
+CREATE TEMP TABLE rw_shadow (a int);
+SELECT sieve_seen_create('rw_shadow')::oid AS made \gset
+SELECT :made = 'public.rw_shadow'::regclass::oid AS the_table_made;
+SELECT sieve_seen_create('pg_class')::oid AS made \gset
+SELECT :made = 'public.pg_class'::regclass::oid AS the_table_made;
+SET client_min_messages = error;
+CREATE PUBLICATION rw_all FOR ALL TABLES;
+RESET client_min_messages;
+CREATE TEMP TABLE rw_shadow_published (a int);
+SELECT sieve_seen_create('rw_shadow_published');
+SELECT to_regclass('public.rw_shadow_published');
+DROP PUBLICATION rw_all;
+DROP TABLE public.rw_shadow, public.pg_class, pg_temp.rw_shadow, pg_temp.rw_shadow_published;

@@ -25,7 +25,9 @@
  *	   signature order when Z is not much larger than the batch, and a
  *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO),
  *	   Z's size judged from its pages on disk, which no stale statistics
- *	   can understate;
+ *	   can understate.  A compressed seen (sieve_store.c) is merged into a
+ *	   new Z, swapped in at the end of this step, before step 3 runs the
+ *	   frontier's triggers;
  *	3. appends the new URLs, read back from the file by offset, to F in
  *	   ascending discovery position, with their signature in F.sig when F has that column (a bigint;
  *	   a generated or identity sig is left to its own values).
@@ -1217,6 +1219,15 @@ sieve_flush(PG_FUNCTION_ARGS)
 	new_signatures_insert(&news);
 	tuplesort_end(by_signature);
 
+	/*
+	 * A compressed seen: the new Z replaces the old now, before the
+	 * frontier's triggers run the user's code, so that what they do to the
+	 * seen is done to the new Z (and what they read of it is the new Z),
+	 * not undone by a swap after them.  An ERROR later still rolls it back.
+	 */
+	if (t.compressed)
+		sieve_store_merge_swap(lookup.merge, "sieve_flush");
+
 	/* 3. the new URLs, appended to the frontier in discovery order */
 	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
 									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
@@ -1273,10 +1284,6 @@ sieve_flush(PG_FUNCTION_ARGS)
 	frontier_batch_end(&batch);
 	tuplesort_end(by_position);
 	sieve_spill_end(spill);
-
-	/* 4. a compressed seen: the new Z replaces the old */
-	if (t.compressed)
-		sieve_store_merge_swap(lookup.merge, "sieve_flush");
 
 	SPI_finish();
 	close_tables(&t);

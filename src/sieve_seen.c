@@ -19,6 +19,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
+#include "executor/tstoreReceiver.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -131,6 +132,7 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 	List	   *names = textToQualifiedNameList(PG_GETARG_TEXT_PP(0));
 	bool		unlogged = PG_GETARG_BOOL(1);
 	RangeVar   *rv = makeRangeVarFromNameList(names);
+	Oid			namespace;
 	const char *table;
 	Oid			relid;
 	Relation	seen;
@@ -142,9 +144,18 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cross-database references are not implemented: %s",
 						text_to_cstring(PG_GETARG_TEXT_PP(0)))));
-	table = rv->schemaname != NULL ?
-		quote_qualified_identifier(rv->schemaname, rv->relname) :
-		quote_identifier(rv->relname);
+
+	/*
+	 * The schema CREATE TABLE would choose for the name (the first schema
+	 * of the search path that exists, or pg_temp), named in the statement,
+	 * and where the table made is found afterwards: a table of that name
+	 * elsewhere on the search path (a temporary one, one in pg_catalog) is
+	 * neither checked nor returned
+	 */
+	namespace = RangeVarGetCreationNamespace(rv);
+	table = quote_qualified_identifier(isTempNamespace(namespace) ? "pg_temp" :
+									   get_namespace_name(namespace),
+									   rv->relname);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -159,7 +170,9 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 	 * beside a FOR ALL TABLES one, is in it: refused at once rather than at
 	 * the first flush
 	 */
-	relid = RangeVarGetRelid(rv, NoLock, false);
+	relid = get_relname_relid(rv->relname, namespace);
+	if (!OidIsValid(relid))
+		elog(ERROR, "sieve_seen_create: created %s, then did not find it", table);
 	seen = table_open(relid, AccessShareLock);
 	sieve_store_check_unpublished(seen);
 	table_close(seen, NoLock);
@@ -404,7 +417,12 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 	Relation	source;
 	Oid			index;
 	SieveStoreMerge *merge;
-	Portal		cursor;
+	Tuplestorestate *signatures;
+	DestReceiver *receiver;
+	SPIExecuteOptions options;
+	TupleDesc	tuplestore_desc;
+	TupleTableSlot *slot;
+	int			rc;
 	uint64		added;
 	AclResult	aclresult;
 
@@ -427,33 +445,46 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 				 errmsg("source relation \"%s\" has no column \"sig\" of type bigint",
 						RelationGetRelationName(source))));
 
+	/*
+	 * source is read whole, into a tuplestore (on disk beyond work_mem),
+	 * before the merge reads seen: a view or a policy on source may run the
+	 * user's code, whose changes to seen during the merge the swap would
+	 * undo
+	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	cursor = SPI_cursor_open_with_args(NULL,
-									   psprintf("SELECT DISTINCT sig FROM %s WHERE sig IS NOT NULL ORDER BY sig",
-												quote_qualified_identifier(get_namespace_name(RelationGetNamespace(source)),
-																		   RelationGetRelationName(source))),
-									   0, NULL, NULL, NULL, true, 0);
-	merge = sieve_store_merge_begin(seen, index);
-	for (;;)
-	{
-		SPI_cursor_fetch(cursor, true, 10000);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
+	signatures = tuplestore_begin_heap(false, false, work_mem);
+	receiver = CreateDestReceiver(DestTuplestore);
+	SetTuplestoreDestReceiverParams(receiver, signatures, CurrentMemoryContext,
+									false, NULL, NULL);
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = receiver;
+	rc = SPI_execute_extended(psprintf("SELECT DISTINCT sig FROM %s WHERE sig IS NOT NULL ORDER BY sig",
+									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(source)),
+																  RelationGetRelationName(source))),
+							  &options);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "sieve_seen_import: could not read source relation \"%s\": %s",
+			 RelationGetRelationName(source), SPI_result_code_string(rc));
+	receiver->rDestroy(receiver);
+	tuplestore_desc = CreateTemplateTupleDesc(1);
+	TupleDescInitEntry(tuplestore_desc, 1, "sig", INT8OID, -1, 0);
+	slot = MakeSingleTupleTableSlot(tuplestore_desc, &TTSOpsMinimalTuple);
 
-			sieve_store_merge_add(merge,
-								  DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-															  SPI_tuptable->tupdesc,
-															  1, &isnull)));
-		}
-		SPI_freetuptable(SPI_tuptable);
+	merge = sieve_store_merge_begin(seen, index);
+	while (tuplestore_gettupleslot(signatures, true, false, slot))
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		sieve_store_merge_add(merge, DatumGetInt64(slot_getattr(slot, 1, &isnull)));
 	}
-	SPI_cursor_close(cursor);
 	added = sieve_store_merge_finish(merge);
+	/* before anything else: nothing reads the old heap after the merge */
 	sieve_store_merge_swap(merge, "sieve_seen_import");
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_end(signatures);
 	SPI_finish();
 	table_close(source, NoLock);
 	table_close(seen, NoLock);

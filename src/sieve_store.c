@@ -24,24 +24,28 @@
  * new signatures into a new Z, which replaces the old one.  The new Z is
  * written into a new heap (make_new_heap), whose rows are inserted frozen
  * (they are visible once the swap commits, and vanish with the new heap if
- * it does not), then swapped in at the end of the flush's transaction
- * (finish_heap_swap, as REFRESH MATERIALIZED VIEW and CLUSTER do), which
- * rebuilds the primary key.  So a crash or an ERROR anywhere before the
- * commit leaves the old Z, never a half-merged one, and the table on disk
- * holds no dead rows: its size is the chunks'.  Until the swap the flush
- * holds SHARE ROW EXCLUSIVE (other flushes wait; readers do not); the swap
- * takes ACCESS EXCLUSIVE until the commit.  A flush that finds nothing new
- * writes nothing.
+ * it does not), then swapped in as soon as it is written, before the
+ * flush runs any more of the user's code (finish_heap_swap, as REFRESH
+ * MATERIALIZED VIEW and CLUSTER do), which rebuilds the primary key.  So
+ * what the user's code does to the seen later in the flush (a trigger on
+ * the frontier) is done to the new Z, never undone by the swap, and a
+ * crash or an ERROR anywhere before the commit leaves the old Z, never a
+ * half-merged one; the table on disk holds no dead rows: its size is the
+ * chunks'.  Until the swap the flush holds SHARE ROW EXCLUSIVE (other
+ * flushes wait; readers do not); the swap takes ACCESS EXCLUSIVE until the
+ * commit.  A flush that finds nothing new writes nothing.
  *
  * The rewrite writes below SQL, into a new heap swapped in whole, so what
  * would miss it is refused, before the flush reads anything and again at
- * the swap (the flush's triggers on discovered and frontier run the user's
- * code in between): a trigger, rule or CHECK constraint on the seen (it
- * would not fire or apply), a publication that publishes it (logical
- * decoding does not carry a heap swap: a subscriber would keep the seen of
- * its initial sync, however many flushes followed), and a scan of it still
- * open in the transaction (a cursor would read the old heap, then the new
- * one; CLUSTER refuses it too).
+ * the swap (the flush's triggers on discovered run the user's code in
+ * between): a trigger, rule or CHECK constraint on the seen (it would not
+ * fire or apply), a partition bound (it would not be checked), a
+ * publication that publishes it (logical decoding does not carry a heap
+ * swap: a subscriber would keep the seen of its initial sync, however many
+ * flushes followed), and a scan of it still open in the transaction (a
+ * cursor would read the old heap, then the new one; CLUSTER refuses it
+ * too).  A logical replication slot that decodes without publications
+ * gets a WARNING at the swap.
  *
  * Z is read with the latest snapshot, not the transaction's: the flush
  * holds the lock that keeps every other writer out, and under REPEATABLE
@@ -71,7 +75,9 @@
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "replication/slot.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -537,7 +543,7 @@ sieve_store_check_unpublished(Relation seen)
 				 errmsg("compressed seen relation \"%s\" is in publication \"%s\"",
 						RelationGetRelationName(seen), first),
 				 errdetail("A flush replaces a compressed seen by a new table, which logical replication does not carry: a subscriber would keep the seen of its initial sync."),
-				 errhint("Leave the compressed seen out of every publication (a FOR ALL TABLES or FOR TABLES IN SCHEMA publication includes it; an unlogged table is in none), or flush into a plain seen (sig bigint), whose inserts replicate.")));
+				 errhint("For a replicated crawl, flush into a plain seen (sig bigint), whose flushes replicate. A compressed seen left out of every publication (unlogged, or in no publication that lists it, its schema or all tables) is not on the subscriber at all.")));
 }
 
 /*
@@ -593,11 +599,95 @@ sieve_store_check_rewritable(Relation seen, const char *caller)
 						   constr->check[0].ccname),
 				 errhint("Drop the constraint.")));
 	sieve_store_check_unpublished(seen);
+
+	/*
+	 * A partition's bound would not be checked either: rows outside it,
+	 * wrong answers through the parent, a dump that does not restore.
+	 * Refused here rather than at sieve_seen_create, for a table is
+	 * attached after it is made.  ATTACH PARTITION takes ACCESS EXCLUSIVE
+	 * on the table it attaches, so no other session attaches seen while a
+	 * flush holds it; the user's code in the flush's own transaction is
+	 * caught at the swap, where this runs again.
+	 */
+	if (seen->rd_rel->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support compressed seen relation \"%s\" as a partition",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("A flush writes the compressed seen as a new table, below SQL: the bound of partition \"%s\" of \"%s\" would not be checked.",
+						   RelationGetRelationName(seen),
+						   get_rel_name(get_partition_parent(RelationGetRelid(seen), true))),
+				 errhint("Detach it with ALTER TABLE ... DETACH PARTITION.")));
+}
+
+/* The slots named in the WARNING, in the order of their names */
+static int
+name_cmp(const ListCell *a, const ListCell *b)
+{
+	return strcmp((const char *) lfirst(a), (const char *) lfirst(b));
+}
+
+/*
+ * Logical decoding that does not go through publications (test_decoding,
+ * wal2json, Debezium's decoderbufs, pglogical): a slot of this database
+ * whose plugin is not pgoutput decodes every logged table's changes, and
+ * sees none in a flush's heap swap.  Warned, naming the slots, not refused:
+ * its user may decode only other tables.  pgoutput's slots decode what
+ * publications publish, which sieve_store_check_unpublished refuses.  An
+ * unlogged or temporary seen is decoded by none.
+ */
+static void
+warn_decoding_slots(Relation seen, const char *caller)
+{
+	List	   *names = NIL;
+	StringInfoData list;
+	ListCell   *lc;
+
+	if (!is_publishable_relation(seen))
+		return;
+	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+	for (int i = 0; i < max_replication_slots; i++)
+	{
+		ReplicationSlot *slot = &ReplicationSlotCtl->replication_slots[i];
+		NameData	name;
+		NameData	plugin;
+		Oid			database;
+
+		if (!slot->in_use)
+			continue;
+		SpinLockAcquire(&slot->mutex);
+		name = slot->data.name;
+		plugin = slot->data.plugin;
+		database = slot->data.database;
+		SpinLockRelease(&slot->mutex);
+		/* a physical slot has no database */
+		if (database != MyDatabaseId || strcmp(NameStr(plugin), "pgoutput") == 0)
+			continue;
+		names = lappend(names, psprintf("\"%s\" (plugin \"%s\")",
+										NameStr(name), NameStr(plugin)));
+	}
+	LWLockRelease(ReplicationSlotControlLock);
+	if (names == NIL)
+		return;
+	list_sort(names, name_cmp);
+	initStringInfo(&list);
+	foreach(lc, names)
+		appendStringInfo(&list, "%s%s", list.len > 0 ? ", " : "", (char *) lfirst(lc));
+	ereport(WARNING,
+			(errmsg("logical decoding does not carry this %s's rewrite of compressed seen relation \"%s\"",
+					caller, RelationGetRelationName(seen)),
+			 errdetail_plural("Logical replication slot %s decodes this database without a publication, and will see no change to the compressed seen.",
+							  "Logical replication slots %s decode this database without a publication, and will see no change to the compressed seen.",
+							  list_length(names), list.data),
+			 errhint("For a crawl that logical decoding must carry, flush into a plain seen (sig bigint), whose flushes are inserts.")));
 }
 
 /*
  * Replaces seen by the new Z, if there is one: takes ACCESS EXCLUSIVE on
- * seen until the end of the transaction
+ * seen until the end of the transaction.  The caller swaps as soon as the
+ * merge is over, before running any of the user's code (SQL with triggers,
+ * a source that is a view): what that code does to seen afterwards goes to
+ * the new Z, and nothing reads the old heap after it.
  */
 void
 sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
@@ -608,8 +698,9 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 	if (!merge->writing)
 		return;
 	LockRelationOid(seen, AccessExclusiveLock);
-	/* again: the user's triggers on the other tables have run since */
+	/* again: the user's triggers on discovered have run since */
 	sieve_store_check_rewritable(merge->seen, caller);
+	warn_decoding_slots(merge->seen, caller);
 	finish_heap_swap(seen, merge->new_heap, false, false, false, true,
 					 RecentXmin, ReadNextMultiXactId(), relpersistence);
 	elog(DEBUG1, "sieve: compressed seen relation \"%s\" rewritten: " UINT64_FORMAT " signatures in " UINT64_FORMAT " chunks, " UINT64_FORMAT " new",

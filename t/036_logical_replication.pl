@@ -12,7 +12,8 @@
 # which replicate.  A flush replaces a compressed seen by a new heap, which
 # logical decoding does not carry either: the publisher refuses that flush,
 # naming the publication, so the subscriber's seen never silently stays at
-# its initial sync while its discovered and frontier move on.
+# its initial sync while its discovered and frontier move on; beside a slot
+# that decodes without publications, the flush warns.
 
 use strict;
 use warnings;
@@ -25,7 +26,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $publisher = SbfTest::new_node('publisher', 'wal_level = logical',
-	'max_wal_senders = 4', 'max_replication_slots = 4');
+	'max_wal_senders = 4', 'max_replication_slots = 6');
 my $subscriber = SbfTest::new_node('subscriber');
 
 $publisher->safe_psql('postgres', q{
@@ -120,7 +121,8 @@ my ($rc, $out, $err) = $publisher->psql('sieve',
 isnt($rc, 0, 'the flush into the compressed seen is refused');
 like($err, qr/ERROR:  compressed seen relation "zseen" is in publication "sieve"/,
 	'naming the publication');
-like($err, qr/HINT:  Leave the compressed seen out of every publication/, 'with a hint');
+like($err, qr/HINT:  For a replicated crawl, flush into a plain seen \(sig bigint\), whose flushes replicate\. A compressed seen left out of every publication .* is not on the subscriber at all\./,
+	'with a hint to use a plain seen, not to leave the compressed one out');
 ($rc, $out, $err) = $publisher->psql('sieve', q{SELECT sieve_seen_create('zlater')});
 like($err, qr/ERROR:  compressed seen relation "zlater" is in publication "sieve"/,
 	'and so is a compressed seen made while the publication publishes all tables');
@@ -132,6 +134,57 @@ is($subscriber->safe_psql('sieve', 'SELECT count(*) FROM zdiscovered'), 1000,
 	'the refused batch waits in zdiscovered, on both sides');
 
 $subscriber->safe_psql('sieve', 'DROP SUBSCRIPTION sieve');
+
+# Logical decoding without publications (test_decoding here; wal2json,
+# Debezium's decoderbufs, pglogical alike) does not see a flush's swap
+# either, and no publication check covers it: a flush into a compressed
+# seen that a slot of a plugin other than pgoutput could decode warns,
+# naming the slot; a pgoutput slot (covered by the publication check), a
+# slot of another database and an unlogged seen (decoded by none) are not
+# named.
+$publisher->safe_psql('postgres', q{
+	CREATE DATABASE cdc;
+	SELECT pg_create_logical_replication_slot('elsewhere', 'test_decoding');
+});
+$publisher->safe_psql('cdc', q{
+	CREATE EXTENSION sbf;
+	SELECT sieve_seen_create('z1');
+	SELECT sieve_seen_create('zu', unlogged => true);
+	CREATE TABLE d1 (pos bigint PRIMARY KEY, url text NOT NULL);
+	CREATE TABLE f1 (pos bigint PRIMARY KEY, url text NOT NULL);
+	SELECT pg_create_logical_replication_slot('rv_slot', 'test_decoding');
+	SELECT pg_create_logical_replication_slot('po_slot', 'pgoutput');
+	INSERT INTO d1 SELECT g, 'https://example.org/' || g FROM generate_series(1, 1000) g;
+});
+($rc, $out, $err) = $publisher->psql('cdc', q{SELECT sieve_flush('z1', 'd1', 'f1')});
+is($out, 1000, 'the flush into the compressed seen goes on beside a test_decoding slot');
+like($err,
+	qr/WARNING:  logical decoding does not carry this sieve_flush's rewrite of compressed seen relation "z1"\nDETAIL:  Logical replication slot "rv_slot" \(plugin "test_decoding"\) decodes this database without a publication, and will see no change to the compressed seen\.\nHINT:  For a crawl that logical decoding must carry, flush into a plain seen \(sig bigint\), whose flushes are inserts\./,
+	'with a WARNING naming the slot of this database that decodes without a publication, alone');
+is($publisher->safe_psql('cdc', q{
+	SELECT count(*) FILTER (WHERE data LIKE 'table public.z1:%'),
+		   count(*) FILTER (WHERE data LIKE 'table public.f1:%')
+	FROM pg_logical_slot_get_changes('rv_slot', NULL, NULL)}),
+	'0|1000', 'as the slot shows: none of the rewrite of z1 is decoded, the frontier is');
+($rc, $out, $err) = $publisher->psql('cdc', q{
+	SELECT pg_create_logical_replication_slot('another', 'test_decoding');
+	CREATE TABLE p1 AS SELECT url_signature('https://example.org/' || g) AS sig FROM generate_series(1001, 1100) g;
+	SELECT sieve_seen_import('z1', 'p1')});
+like($err, qr/WARNING:  logical decoding does not carry this sieve_seen_import's rewrite of compressed seen relation "z1"\nDETAIL:  Logical replication slots "another" \(plugin "test_decoding"\), "rv_slot" \(plugin "test_decoding"\) decode this database/,
+	'sieve_seen_import warns too, naming every such slot');
+($rc, $out, $err) = $publisher->psql('cdc', q{
+	INSERT INTO d1 SELECT g, 'https://example.org/' || g FROM generate_series(1001, 1100) g;
+	SELECT sieve_flush('zu', 'd1', 'f1')});
+is($out, 100, 'the flush into an unlogged compressed seen');
+is($err, '', 'warns of nothing: logical decoding carries no unlogged table');
+$publisher->safe_psql('cdc', q{
+	SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = 'cdc';
+	INSERT INTO d1 SELECT g, 'https://example.org/' || g FROM generate_series(2001, 2100) g;
+});
+($rc, $out, $err) = $publisher->psql('cdc', q{SELECT sieve_flush('z1', 'd1', 'f1')});
+is($err, '', 'once the slots of the database are dropped, the flush warns no more');
+$publisher->safe_psql('postgres', q{SELECT pg_drop_replication_slot('elsewhere')});
+
 SbfTest::no_crash($subscriber);
 SbfTest::no_crash($publisher);
 done_testing();
