@@ -126,7 +126,9 @@ is( $standby->safe_psql('postgres', q{
 	'the standby answers as the primary: committed batches only');
 
 # VACUUM folds every pending add and advances relfrozenxid to the oldest
-# transaction still running (none here: the oldest that could be)
+# transaction id a page keeps: a page's folded xid stays until it is
+# vacuum_freeze_min_age old, as a heap tuple's xmin stays unfrozen, and
+# VACUUM FREEZE clears it (none running here: the oldest that could be)
 is($node->safe_psql('postgres',
 		q{SELECT relfrozenxid <> '0'::xid FROM pg_class WHERE relname = 'frontier_seen'}),
 	't', 'the filter has a relfrozenxid from its creation');
@@ -135,10 +137,14 @@ $node->safe_psql('postgres',
 my $age_before = $node->safe_psql('postgres',
 	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
 $node->safe_psql('postgres', q{VACUUM frontier_seen});
+my $age_vacuum = $node->safe_psql('postgres',
+	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+$node->safe_psql('postgres', q{VACUUM (FREEZE) frontier_seen});
 my $age_after = $node->safe_psql('postgres',
 	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
 cmp_ok($age_before, '>=', 50, 'the filter\'s relfrozenxid ages');
-cmp_ok($age_after, '<', 5, 'VACUUM advances it');
+cmp_ok($age_vacuum, '<', $age_before, 'VACUUM advances it');
+cmp_ok($age_after, '<', 5, 'VACUUM FREEZE advances it to the oldest running');
 is($node->safe_psql('postgres', q{SELECT shared_info('frontier_seen') -> 'uncommitted_adds'}),
 	'0', 'no uncommitted add is left');
 is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
