@@ -573,7 +573,16 @@ sbf_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
  * Storage
  */
 
-/* Empty storage, with an (empty) init fork for an unlogged table */
+/*
+ * Empty storage, with an (empty) init fork for an unlogged table, which
+ * writing the metapage fills (sbf_shared_init_storage).  Not in binary
+ * upgrade: pg_upgrade's restore of the schema makes the table, then puts
+ * the old cluster's main fork in place of this one, metapage and all, and
+ * carries no init fork; an empty one made here would be what crash
+ * recovery resets the filter to, its parameters gone.  With none, recovery
+ * leaves the main fork as pg_upgrade brought it until the filter's first
+ * open creates the init fork (sbf_shared_repair_init_fork).
+ */
 static void
 sbf_relation_set_new_filelocator(Relation rel,
 								 const RelFileLocator *newrlocator,
@@ -588,7 +597,7 @@ sbf_relation_set_new_filelocator(Relation rel,
 	*minmulti = InvalidMultiXactId;
 
 	srel = RelationCreateStorage(*newrlocator, persistence, true);
-	if (persistence == RELPERSISTENCE_UNLOGGED)
+	if (persistence == RELPERSISTENCE_UNLOGGED && !IsBinaryUpgrade)
 	{
 		smgrcreate(srel, INIT_FORKNUM, false);
 		log_smgrcreate(newrlocator, INIT_FORKNUM);
@@ -622,8 +631,14 @@ sbf_relation_nontransactional_truncate(Relation rel)
 static void
 sbf_relation_copy_data(Relation rel, const RelFileLocator *newrlocator)
 {
-	SMgrRelation dstrel = smgropen(*newrlocator, rel->rd_backend);
+	SMgrRelation dstrel;
 	ForkNumber	fork;
+
+	/* an upgraded unlogged filter's init fork first, to be copied (logged) */
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+		sbf_shared_has_meta(rel))
+		(void) sbf_shared_meta(rel);
+	dstrel = smgropen(*newrlocator, rel->rd_backend);
 
 	FlushRelationBuffers(rel);
 	RelationCreateStorage(*newrlocator, rel->rd_rel->relpersistence, true);
