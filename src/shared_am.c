@@ -634,8 +634,12 @@ sbf_relation_copy_data(Relation rel, const RelFileLocator *newrlocator)
 	SMgrRelation dstrel;
 	ForkNumber	fork;
 
-	/* an upgraded unlogged filter's init fork first, to be copied (logged) */
+	/*
+	 * an upgraded unlogged filter's init fork first (its first open writes
+	 * it), to be copied and logged: the copy's main fork is not logged
+	 */
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+		!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
 		sbf_shared_has_meta(rel))
 		(void) sbf_shared_meta(rel);
 	dstrel = smgropen(*newrlocator, rel->rd_backend);

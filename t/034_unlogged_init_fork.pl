@@ -59,18 +59,38 @@ is($node->safe_psql('postgres', q{SELECT shared_test_and_add('ue', 'x')}), 'f',
 is(-s $ue_init, 8192, 'opening it wrote its init fork\'s metapage');
 
 # what pg_upgrade leaves: no init fork
+my $tablespace = $node->basedir . '/moved';
+mkdir $tablespace or die "mkdir $tablespace: $!";
+$node->safe_psql('postgres', qq{
+	CREATE TABLESPACE moved LOCATION '$tablespace';
+	SELECT shared_bloom_create('ut', 1000, 0.01, unlogged => true);
+	SELECT shared_test_and_add('ut', 'kept');
+});
+my $ut_init = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ut')") . '_init';
 $node->stop;
 for my $f (sort keys %init)
 {
 	is(-s $init{$f}, 8192, "$f: the init fork holds the metapage");
 	unlink($init{$f}) or die "unlink $init{$f}: $!";
 }
+unlink($ut_init) or die "unlink $ut_init: $!";
 $node->start;
+
+# moved to another tablespace before its first open, a filter without init
+# fork gets one there, which a crash then resets it to
+$node->safe_psql('postgres', 'ALTER TABLE ut SET TABLESPACE moved');
+my $ut_moved = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ut')") . '_init';
+is(-s $ut_moved, 8192, 'a filter moved before its first open has its init fork in its new place');
 
 # a crash before any session opens the filters leaves them as they were
 $node->stop('immediate');
 $node->start;
 ok(!-e $init{$_}, "$_: still no init fork") for sort keys %init;
+is($node->safe_psql('postgres', q{
+		SELECT shared_contains('ut', 'kept')::text || (shared_info('ut', false) ->> 'capacity')}),
+	'false1000', 'the moved filter came back from the crash empty with its parameters');
 my $log_offset = -s $node->logfile;
 is($node->safe_psql('postgres', $parameters), $before,
 	'a crash before the first open: both filters keep their parameters');
