@@ -469,11 +469,11 @@ sbf_still_last(const SbfAddCall *call)
  * snapshot sees are folded into the bits and its aborted ones dropped (a
  * committed add that a running snapshot may not see stays pending: a scan
  * under that snapshot, pg_dump's, leaves it out; shared_pending.c); then
- * each value, in input
- * order, is present if its bits are all set or if it has a pending add of
- * this transaction; otherwise it gets a pending add of this transaction
- * (the subtransaction's id inside a savepoint) and is answered new.  A
- * value with a pending add of another open transaction is neither: as a
+ * each value, in input order, is present if its bits are all set or if it
+ * has a pending add of this transaction (or of a committed one);
+ * otherwise it gets a pending add of this transaction (the
+ * subtransaction's id inside a savepoint) and is answered new.  A value
+ * with a pending add of another open transaction is neither: as a
  * unique index's insertion does, the adder waits for that transaction to
  * end (XactLockTableWait, so deadlocks are detected) and tries the value
  * again.  A page full of pending adds waits for an open transaction's in
@@ -672,14 +672,16 @@ sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
 	int			i;
 
 	/*
-	 * copy what may change: the lines of committed adds, the adds, and the
-	 * special space (the folded xid)
+	 * copy what may change: the lines of committed adds (of those a snapshot
+	 * may not see too, if this pass can fill the page and so fold them), the
+	 * adds, and the special space (the folded xid)
 	 */
 	memcpy(before + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
 		   (char *) page + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
 		   MAXALIGN(sizeof(SbfPageOpaque)));
 	for (i = 0; i < count; i++)
-		if (status[i] == SBF_XID_COMMITTED || status[i] == SBF_XID_COMMITTED_RECENT)
+		if (status[i] == SBF_XID_COMMITTED ||
+			(status[i] == SBF_XID_COMMITTED_RECENT && count + n >= SBF_PENDING_MAX))
 		{
 			Size		offset = (char *) sbf_state_line_words(block, sbf_pending_state(&adds[i])) -
 				(char *) page;

@@ -152,6 +152,28 @@ is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
 $node->wait_for_catchup($standby);
 is(present_in_batch($standby, 6), 1000, 'the standby replays VACUUM\'s folding');
 
+# while a snapshot is held (a dump), committed adds stay pending; a page
+# full of them folds them all the same: the standby replays that too
+# (wal_consistency_checking), and answers as the primary
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class;');
+$node->safe_psql('postgres', q{
+	SELECT shared_bloom_create('one_page', 1000, 0.01);
+	DO $$
+	BEGIN
+		FOR b IN 0 .. 19 LOOP
+			PERFORM shared_test_and_add('one_page',
+				ARRAY(SELECT 'held' || g FROM generate_series(b * 25 + 1, b * 25 + 25) g));
+			COMMIT;
+		END LOOP;
+	END $$;
+});
+$holder->quit;
+$node->wait_for_catchup($standby);
+my $held = q{SELECT count(*) FROM generate_series(1, 500) g WHERE shared_contains('one_page', 'held' || g)};
+is($node->safe_psql('postgres', $held), 500, 'adds while a snapshot is held: all there');
+is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
+
 $standby->stop;
 $node->stop;
 done_testing();
