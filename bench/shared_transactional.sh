@@ -7,6 +7,10 @@
 # client: all new URLs, and batches of which 900 were added before.  Net =
 # over bench_noop of the same batch; medians of REPEAT (3) rounds of
 # SECONDS_PER_RUN (5) seconds, the kinds alternating within each round.
+# Each round also adds new URLs to the transactional filters while another
+# session holds a snapshot (as pg_dump does), which keeps the adds it may
+# not see pending until a page is full of them (docs/shared.md, "A dump
+# during a crawl"): its cost against the same adds without.
 #
 #   bash bench/shared_transactional.sh        # throwaway cluster; ~4 minutes
 #   SBF_USE_EXISTING=1 bash bench/shared_transactional.sh
@@ -70,6 +74,18 @@ run() {
 	tps[$key]+="$t "
 }
 
+# a session holding a snapshot (REPEATABLE READ, its query asleep), and its end
+hold() {
+	command psql -X -q -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT count(*) FROM pg_class" \
+		-c "SELECT pg_sleep(86400)" >/dev/null 2>&1 &
+	sleep 1
+}
+release() {
+	psql -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		WHERE query = 'SELECT pg_sleep(86400)'" >/dev/null
+	wait || true
+}
+
 for round in $(seq "$REPEAT"); do
 	say "round $round of $REPEAT"
 	for batch in new seen90; do
@@ -80,6 +96,11 @@ for round in $(seq "$REPEAT"); do
 			run "$f:$batch" "shared_test_and_add('$f', $b)"
 		done
 	done
+	hold
+	for f in tx_logged tx_unlogged; do
+		run "held_$f:new" "shared_test_and_add('$f', $NEW)"
+	done
+	release
 done
 
 # net ns a URL: (1 / tps - 1 / noop tps) / 1000 URLs
@@ -95,4 +116,12 @@ for batch in new seen90; do
 			"$([ "$batch" = new ] && echo "all new" || echo "900 seen")" "$l" "$im" "$tx" \
 			"$(echo "$tx / $im" | bc -l)"
 	done
+done
+echo
+echo "| batch of 1,000, all new | filter | transactional, ns/URL net | a snapshot held, ns/URL net | held / not held |"
+echo "| --- | --- | --- | --- | --- |"
+for l in logged unlogged; do
+	tx=$(net "tx_$l:new" new)
+	held=$(net "held_tx_$l:new" new)
+	printf '| | %s | %.0f | %.0f | %.2fx |\n' "$l" "$tx" "$held" "$(echo "$held / $tx" | bc -l)"
 done

@@ -412,7 +412,7 @@ typedef struct SlidingBloomClock
  * The pending layout: 112 lines of bits (7,168 bytes), then room for
  * SBF_PENDING_MAX adds of SBF_PENDING_BYTES up to the special space.  A
  * row of the table (COPY) still carries SBF_BLOCK_BYTES, zero after the
- * lines, with the committed pending adds folded in.
+ * lines, with the pending adds its scan's snapshot sees folded in.
  */
 #define SBF_PENDING_LINES		112
 #define SBF_PENDING_START		(SBF_LINES_BLOCK_OFFSET + SBF_PENDING_LINES * SBF_LINE_BYTES)
@@ -616,7 +616,13 @@ typedef struct SbfSlidingState
 /*
  * The special space of every page.  prng: the SplitMix64 state of a data
  * page of a stable filter, seeded at the page's first write with
- * sbf_shared_page_seed(seed, block); 0 in bloom pages and the metapage.
+ * sbf_shared_page_seed(seed, block); 0 in the other pages and the
+ * metapage, except a data page of the pending layout, where it holds the
+ * page's folded xid (low 32 bits, the high ones zero): the newest
+ * transaction whose pending adds were folded into the bits, 0 when none
+ * or once VACUUM has found it older than every snapshot can be.  A scan
+ * whose snapshot is older refuses the page (shared_am.c).  In a row of
+ * the table it is 0.
  */
 typedef struct SbfPageOpaque
 {

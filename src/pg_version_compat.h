@@ -105,4 +105,20 @@ typedef bool TU_UpdateIndexes;
 #define relation_ownercheck(relid, roleid) pg_class_ownercheck((relid), (roleid))
 #endif
 
+/*
+ * 18: a relation file's path is a RelPathStr, no longer a palloc'd string.
+ */
+#if PG_VERSION_NUM >= 180000
+#define relpathperm_copy(locator, forknum, dest) \
+	snprintf((dest), MAXPGPATH, "%s", relpathperm((locator), (forknum)).str)
+#else
+#define relpathperm_copy(locator, forknum, dest) \
+	do { \
+		char	   *path_ = relpathperm((locator), (forknum)); \
+		\
+		snprintf((dest), MAXPGPATH, "%s", path_); \
+		pfree(path_); \
+	} while (0)
+#endif
+
 #endif							/* SBF_PG_VERSION_COMPAT_H */

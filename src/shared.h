@@ -163,6 +163,9 @@ typedef enum SbfXidStatus
 	SBF_XID_IN_PROGRESS,		/* another transaction, still open (or
 								 * prepared) */
 	SBF_XID_COMMITTED,
+	SBF_XID_COMMITTED_RECENT,	/* committed, but a snapshot that does not
+								 * see it may still be running: present,
+								 * and kept pending (shared_insert.c) */
 	SBF_XID_ABORTED				/* or crashed before it committed */
 } SbfXidStatus;
 
@@ -182,13 +185,18 @@ extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 uint64 state, const SbfXidStatus *status);
 extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,
 								   uint8 *dest);
+extern bool sbf_page_snapshot_block(const SbfSharedMeta *meta, Page page,
+									Snapshot snapshot, uint8 *dest);
+extern TransactionId sbf_page_newest_committed(const SbfSharedMeta *meta,
+											   Page page);
 extern bool sbf_pending_lookup(const SbfSharedMeta *meta, Page page,
 							   uint64 state, TransactionId *wait);
 
 /* shared_insert.c */
 extern TransactionId sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 										   BlockNumber blkno,
-										   BufferAccessStrategy strategy);
+										   BufferAccessStrategy strategy,
+										   TransactionId forget);
 
 /* The WAL of a change to a page: shared_insert.c */
 typedef struct SbfDelta
@@ -382,6 +390,23 @@ static inline int
 sbf_pending_count(Page page)
 {
 	return (((PageHeader) page)->pd_lower - SBF_PENDING_START) / SBF_PENDING_BYTES;
+}
+
+/*
+ * The pending layout's folded xid, in the special space (format.h): the
+ * newest transaction whose adds were folded into the page's bits, or
+ * InvalidTransactionId
+ */
+static inline TransactionId
+sbf_page_folded_xid(Page page)
+{
+	return (TransactionId) ((SbfPageOpaque *) PageGetSpecialPointer(page))->prng;
+}
+
+static inline void
+sbf_page_set_folded_xid(Page page, TransactionId xid)
+{
+	((SbfPageOpaque *) PageGetSpecialPointer(page))->prng = xid;
 }
 
 static inline uint64

@@ -20,7 +20,9 @@
  * and are refused; VACUUM folds a transactional filter's pending adds and
  * ANALYZE samples nothing.
  * The row of page n has the ctid (n,1), and can be fetched by it.  There
- * is no MVCC: a scan sees the pages as they are.
+ * is one version of each row, but a transactional filter's rows hold the
+ * pending adds its scan's snapshot sees committed, not the others
+ * (shared_pending.c): a dump holds the values its snapshot saw added.
  *
  *-------------------------------------------------------------------------
  */
@@ -200,18 +202,37 @@ sbf_scan_next_block(SbfScanDesc scan, ScanDirection direction)
 }
 
 /*
- * Put page blkno's data column into row (allocated for the largest), or
- * return false when the page has no row (a data page never written or all
- * zeros, a block past the filter's data pages).
+ * A transactional filter's page whose bits hold adds a scan's snapshot does
+ * not see: the scan cannot leave them out, and would give a row holding
+ * values added after the snapshot (in pg_dump's, values whose batch the
+ * dumped frontier does not hold).
+ */
+static void
+sbf_scan_refuse_page(Relation rel, BlockNumber blkno)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not read page %u of shared filter \"%s\" as of this snapshot",
+					blkno, RelationGetRelationName(rel)),
+			 errdetail("The page folded into its bits adds of transactions that committed after the snapshot was taken: its room for %d pending adds was full, or, on a standby, the primary folded them.",
+					   SBF_PENDING_MAX),
+			 errhint("Scan (or dump) again. Fewer adds while a scan runs, or hot_standby_feedback on a standby, avoid this.")));
+}
+
+/*
+ * Put page blkno's data column into row (allocated for the largest), as of
+ * snapshot, or return false when the page has no row (a data page never
+ * written or all zeros, a block past the filter's data pages).
  */
 static bool
 sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
-			 bytea *row)
+			 Snapshot snapshot, bytea *row)
 {
 	char	   *data = VARDATA(row);
 	Buffer		buf;
 	Page		page;
 	bool		found;
+	bool		consistent = true;
 
 	SbfSharedMeta meta;
 	const SbfSharedState *state;
@@ -240,12 +261,20 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	}
 	else if (found)
 	{
-		memcpy(data, &sbf_page_opaque(page)->prng, sizeof(uint64));
-		sbf_page_visible_block(&meta, page, (uint8 *) data + sizeof(uint64));
+		uint64		prng = sbf_page_opaque(page)->prng;
+
+		/* (the pending layout's folded xid is this cluster's, not the row's) */
+		if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+			prng = 0;
+		memcpy(data, &prng, sizeof(uint64));
+		consistent = sbf_page_snapshot_block(&meta, page, snapshot,
+											 (uint8 *) data + sizeof(uint64));
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
 	UnlockReleaseBuffer(buf);
+	if (!consistent)
+		sbf_scan_refuse_page(rel, blkno);
 
 	/* a metapage scanned is a metapage checked: a dump is never garbage */
 	if (blkno == SBF_METAPAGE_BLKNO)
@@ -284,7 +313,8 @@ sbf_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	while ((blkno = sbf_scan_next_block(scan, direction)) != InvalidBlockNumber)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!sbf_read_row(scan->base.rs_rd, blkno, scan->strategy, scan->row))
+		if (!sbf_read_row(scan->base.rs_rd, blkno, scan->strategy,
+						  scan->base.rs_snapshot, scan->row))
 			continue;
 		sbf_store_row(slot, scan->base.rs_rd, blkno, scan->row,
 					  scan->page_att, scan->data_att);
@@ -316,7 +346,7 @@ sbf_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 		return false;
 
 	row = palloc(VARHDRSZ + SBF_ROW_DATA_SIZE);
-	found = sbf_read_row(rel, blkno, NULL, row);
+	found = sbf_read_row(rel, blkno, NULL, snapshot, row);
 	if (found)
 	{
 		sbf_store_row(slot, rel, blkno, row, page_att, data_att);
@@ -462,6 +492,12 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 				 errdetail("A transactional filter's page has bits in its first %d lines only; the rest of its data is zero.",
 						   SBF_PENDING_LINES)));
 	memcpy(&prng, bytes, sizeof(uint64));
+	if (meta.version == SBF_SHARED_LAYOUT_PENDING && prng != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
+						pageno, RelationGetRelationName(rel)),
+				 errdetail("A transactional filter's page starts with 8 zero bytes.")));
 	sbf_shared_write_page(rel, (BlockNumber) pageno, prng,
 						  (const uint8 *) bytes + sizeof(uint64));
 }
@@ -537,7 +573,16 @@ sbf_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
  * Storage
  */
 
-/* Empty storage, with an (empty) init fork for an unlogged table */
+/*
+ * Empty storage, with an (empty) init fork for an unlogged table, which
+ * writing the metapage fills (sbf_shared_init_storage).  Not in binary
+ * upgrade: pg_upgrade's restore of the schema makes the table, then puts
+ * the old cluster's main fork in place of this one, metapage and all, and
+ * carries no init fork; an empty one made here would be what crash
+ * recovery resets the filter to, its parameters gone.  With none, recovery
+ * leaves the main fork as pg_upgrade brought it until the filter's first
+ * open creates the init fork (sbf_shared_repair_init_fork).
+ */
 static void
 sbf_relation_set_new_filelocator(Relation rel,
 								 const RelFileLocator *newrlocator,
@@ -552,7 +597,7 @@ sbf_relation_set_new_filelocator(Relation rel,
 	*minmulti = InvalidMultiXactId;
 
 	srel = RelationCreateStorage(*newrlocator, persistence, true);
-	if (persistence == RELPERSISTENCE_UNLOGGED)
+	if (persistence == RELPERSISTENCE_UNLOGGED && !IsBinaryUpgrade)
 	{
 		smgrcreate(srel, INIT_FORKNUM, false);
 		log_smgrcreate(newrlocator, INIT_FORKNUM);
@@ -586,8 +631,18 @@ sbf_relation_nontransactional_truncate(Relation rel)
 static void
 sbf_relation_copy_data(Relation rel, const RelFileLocator *newrlocator)
 {
-	SMgrRelation dstrel = smgropen(*newrlocator, rel->rd_backend);
+	SMgrRelation dstrel;
 	ForkNumber	fork;
+
+	/*
+	 * an upgraded unlogged filter's init fork first (its first open writes
+	 * it), to be copied and logged: the copy's main fork is not logged
+	 */
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+		!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
+		sbf_shared_has_meta(rel))
+		(void) sbf_shared_meta(rel);
+	dstrel = smgropen(*newrlocator, rel->rd_backend);
 
 	FlushRelationBuffers(rel);
 	RelationCreateStorage(*newrlocator, rel->rd_rel->relpersistence, true);
@@ -658,6 +713,9 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			/* committed pending adds are folded in, aborted ones left out */
 			sbf_page_visible_block(&meta, BufferGetPage(buf), block);
 			prng = sbf_page_opaque(BufferGetPage(buf))->prng;
+			/* and the copy's folded xid is the newest of theirs */
+			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+				prng = sbf_page_newest_committed(&meta, BufferGetPage(buf));
 		}
 		UnlockReleaseBuffer(buf);
 		if (isnew)
@@ -670,9 +728,12 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 
 /*
  * VACUUM: no dead rows, pages are changed in place; but a transactional
- * filter's pages keep transaction ids in their pending adds, so the table
- * has a relfrozenxid, and VACUUM folds or drops every pending add whose
- * transaction has ended and advances it to the oldest that stays.  The
+ * filter's pages keep transaction ids in their pending adds and folded
+ * xids, so the table has a relfrozenxid, and VACUUM folds or drops every
+ * pending add whose transaction has ended (and every snapshot sees),
+ * clears the folded xids older than the freeze limit (vacuum_freeze_min_age
+ * before the horizon: a standby's query may still need one a little older
+ * than the horizon) and advances it to the oldest that stays.  The
  * commit log can then be truncated past it: an anti-wraparound VACUUM
  * (autovacuum runs it whatever its settings) keeps every id a page holds
  * readable.
@@ -682,9 +743,14 @@ sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
 	TransactionId frozen = GetOldestNonRemovableTransactionId(rel);
+	int			freeze_min_age = params->freeze_min_age >= 0 ?
+		params->freeze_min_age : vacuum_freeze_min_age;
+	TransactionId forget = frozen - (TransactionId) freeze_min_age;
 	bool		frozenxid_updated;
 	bool		minmulti_updated;
 
+	if (!TransactionIdIsNormal(forget))
+		forget = FirstNormalTransactionId;
 	if (sbf_shared_has_meta(rel) &&
 		sbf_shared_meta(rel)->version == SBF_SHARED_LAYOUT_PENDING)
 	{
@@ -700,7 +766,8 @@ sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 			CHECK_FOR_INTERRUPTS();
 			sbf_sub_meta(sbf_shared_meta(rel),
 						 &state.sub[sbf_sub_of_block(&state, (BlockNumber) blkno)], &meta);
-			oldest = sbf_pending_fold_page(rel, &meta, (BlockNumber) blkno, bstrategy);
+			oldest = sbf_pending_fold_page(rel, &meta, (BlockNumber) blkno,
+										   bstrategy, forget);
 			if (TransactionIdIsValid(oldest) && TransactionIdPrecedes(oldest, frozen))
 				frozen = oldest;
 		}

@@ -15,9 +15,9 @@
  *	  block of each 1 GB segment before it, so one write per segment);
  *	- for an unlogged filter, the metapage in the init fork too, logged,
  *	  as an index's ambuildempty does: crash recovery resets the filter to
- *	  its metapage, empty with its parameters (and, since pg_upgrade does
- *	  not carry init forks, the first open after an upgrade writes it
- *	  again).
+ *	  its metapage, empty with its parameters (pg_upgrade does not carry
+ *	  init forks: an upgraded filter has none until its first open writes
+ *	  it, sbf_shared_repair_init_fork).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,10 +32,12 @@
 #include "access/xloginsert.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "common/file_utils.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -115,12 +117,41 @@ sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
 }
 
 /*
+ * The page an unlogged filter's init fork holds: its metapage as the filter
+ * was made (a growing one with its first sub-filter only, and a count of
+ * zero: its state as it was made, whatever state is given), or with meta
+ * NULL an all-zero page (no metapage, as after TRUNCATE)
+ */
+static void
+sbf_init_fork_page(char *page, const SbfSharedMeta *meta,
+				   const SbfSharedState *state, const SbfSlidingState *sliding)
+{
+	SbfSharedState initial;
+	SbfSlidingState initial_sliding;
+
+	memset(page, 0, BLCKSZ);
+	if (meta == NULL)
+		return;
+	if (sbf_meta_has_state(meta))
+		sbf_state_init(&initial, meta, state->growth, state->tightening);
+	/* a sliding filter comes back with its clock as when it was made */
+	if (sliding != NULL)
+	{
+		initial_sliding = *sliding;
+		initial_sliding.clock = (sliding->flags & SBF_SLIDING_TIME) ?
+			PG_INT64_MIN : 0;
+	}
+	sbf_shared_meta_page_init((Page) page, meta, &initial,
+							  sliding ? &initial_sliding : NULL);
+	PageSetChecksumInplace((Page) page, SBF_METAPAGE_BLKNO);
+}
+
+/*
  * Write the metapage (or, with meta NULL, an all-zero page: no metapage, as
  * after TRUNCATE) as block 0 of the init fork of an unlogged filter,
  * logged, as an index's ambuildempty does: crash recovery copies the init
  * fork over the main fork, and the filter comes back empty with its
- * parameters (a growing one with its first sub-filter only, and a count of
- * zero: its state as it was made, whatever state is given).
+ * parameters (sbf_init_fork_page).
  *
  * The page is written past shared buffers, so a checkpoint that began
  * after its WAL record and ended before the sync would leave it only in
@@ -134,26 +165,9 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
 						   const SbfSlidingState *sliding)
 {
 	PGAlignedBlock block;
-	SbfSharedState initial;
-	SbfSlidingState initial_sliding;
 	bool		delaying = (MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0;
 
-	memset(block.data, 0, BLCKSZ);
-	if (meta != NULL)
-	{
-		if (sbf_meta_has_state(meta))
-			sbf_state_init(&initial, meta, state->growth, state->tightening);
-		/* a sliding filter comes back with its clock as when it was made */
-		if (sliding != NULL)
-		{
-			initial_sliding = *sliding;
-			initial_sliding.clock = (sliding->flags & SBF_SLIDING_TIME) ?
-				PG_INT64_MIN : 0;
-		}
-		sbf_shared_meta_page_init((Page) block.data, meta, &initial,
-								  sliding ? &initial_sliding : NULL);
-		PageSetChecksumInplace((Page) block.data, SBF_METAPAGE_BLKNO);
-	}
+	sbf_init_fork_page(block.data, meta, state, sliding);
 	if (delaying)
 		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
 	PG_TRY();
@@ -177,12 +191,76 @@ sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
 }
 
 /*
- * pg_upgrade carries the main fork of a table, not its init fork: an
- * unlogged filter arrives in the new cluster with the empty init fork its
- * CREATE UNLOGGED TABLE made there, and the next crash, immediate stop or
- * failover would reset it to no metapage, its parameters gone.  The first
- * time a backend opens such a filter, it writes the metapage into the init
- * fork again (under the relation extension lock, so once).
+ * Create the init fork of an unlogged filter that has none, holding its
+ * metapage, in one step a crash cannot split: the page is written and
+ * synced in a temporary file, which is then renamed to the init fork's
+ * name (durable_rename).  Crash recovery resets a relation to its init
+ * fork when it has one and leaves it alone when it has none, so an init
+ * fork that existed empty for a moment would reset the filter to no
+ * metapage.  (A leftover temporary file goes at the next start.)
+ *
+ * Not WAL-logged: a standby or backup copied while the filter had no
+ * init fork holds its main fork, and an init fork replayed beside it would
+ * make the end of recovery fail (ResetUnloggedRelations copies an init
+ * fork onto a main fork that must not exist).  Such a copy keeps the
+ * filter as pg_upgrade brought it until its own first open writes the
+ * init fork; a copy taken after this has the init fork, not the main one.
+ */
+static void
+sbf_shared_create_init_fork(Relation rel, const SbfSharedMeta *meta,
+							const SbfSharedState *state,
+							const SbfSlidingState *sliding)
+{
+	PGAlignedBlock block;
+	char		tmpdir[MAXPGPATH];
+	char		tmppath[MAXPGPATH];
+	char		path[MAXPGPATH];
+	Oid			spc = OidIsValid(rel->rd_rel->reltablespace) ?
+		rel->rd_rel->reltablespace : MyDatabaseTableSpace;
+	int			fd;
+
+	sbf_init_fork_page(block.data, meta, state, sliding);
+	relpathperm_copy(RelationFileLocator(rel), INIT_FORKNUM, path);
+	/* in the tablespace's directory of temporary files: the same file system */
+	TempTablespacePath(tmpdir, spc);
+	if (MakePGDirectory(tmpdir) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", tmpdir)));
+	snprintf(tmppath, sizeof(tmppath), "%s/%s%d.sbf_init_fork",
+			 tmpdir, PG_TEMP_FILE_PREFIX, MyProcPid);
+	fd = OpenTransientFile(tmppath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmppath)));
+	errno = 0;
+	if (write(fd, block.data, BLCKSZ) != BLCKSZ)
+	{
+		/* a short write with no error set is a full disk */
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmppath)));
+	}
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmppath)));
+	/* syncs the file, renames it, syncs it and its new directory */
+	(void) durable_rename(tmppath, path, ERROR);
+}
+
+/*
+ * pg_upgrade carries the main fork of a table, not its init fork, and the
+ * filter's CREATE TABLE in the new cluster makes none (shared_am.c): an
+ * unlogged filter arrives with no init fork, which crash recovery leaves
+ * as it is (nothing writes a filter before it is opened).  The first time
+ * a backend opens such a filter, it creates the init fork with the
+ * metapage (under the relation extension lock, so once).  A filter
+ * upgraded by an earlier build of 1.1 has an empty init fork instead: the
+ * metapage is written into it, logged.
  */
 void
 sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
@@ -191,18 +269,27 @@ sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
 {
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
 		RecoveryInProgress() ||
-		!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) ||
-		smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0)
+		(smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
+		 smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0))
 		return;
+	if (meta->version != SBF_SHARED_LAYOUT_STAMPED)
+		sliding = NULL;
 	LockRelationForExtension(rel, ExclusiveLock);
-	if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
+	if (!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM))
 	{
 		ereport(LOG,
 				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
 						RelationGetRelationName(rel)),
-				 errdetail("Its init fork was empty, as pg_upgrade leaves it.")));
-		sbf_shared_write_init_fork(rel, meta, state,
-								   meta->version == SBF_SHARED_LAYOUT_STAMPED ? sliding : NULL);
+				 errdetail("It had no init fork, as after pg_upgrade.")));
+		sbf_shared_create_init_fork(rel, meta, state, sliding);
+	}
+	else if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
+	{
+		ereport(LOG,
+				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
+						RelationGetRelationName(rel)),
+				 errdetail("Its init fork was empty.")));
+		sbf_shared_write_init_fork(rel, meta, state, sliding);
 	}
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }

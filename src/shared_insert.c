@@ -94,6 +94,8 @@ typedef struct SbfPendingPass
 	TransactionId wait;			/* an open transaction to wait for */
 	bool		full;			/* the page is full of this transaction's */
 	uint64		folded[2];		/* lines whose bits changed */
+	TransactionId forget;		/* in: a folded xid older than this is
+								 * cleared (VACUUM; else invalid) */
 } SbfPendingPass;
 
 StaticAssertDecl(SBF_PENDING_LINES <= 128, "SbfPendingPass.folded has 128 bits");
@@ -463,17 +465,25 @@ sbf_still_last(const SbfAddCall *call)
 /*
  * The pending layout (SBF_SHARED_LAYOUT_PENDING): transactional adds.
  *
- * Under the page's exclusive lock, its committed pending adds are folded
- * into the bits and its aborted ones dropped; then each value, in input
- * order, is present if its bits are all set or if it has a pending add of
- * this transaction; otherwise it gets a pending add of this transaction
- * (the subtransaction's id inside a savepoint) and is answered new.  A
- * value with a pending add of another open transaction is neither: as a
+ * Under the page's exclusive lock, its committed pending adds that every
+ * snapshot sees are folded into the bits and its aborted ones dropped (a
+ * committed add that a running snapshot may not see stays pending: a scan
+ * under that snapshot, pg_dump's, leaves it out; shared_pending.c); then
+ * each value, in input order, is present if its bits are all set or if it
+ * has a pending add of this transaction (or of a committed one);
+ * otherwise it gets a pending add of this transaction (the
+ * subtransaction's id inside a savepoint) and is answered new.  A value
+ * with a pending add of another open transaction is neither: as a
  * unique index's insertion does, the adder waits for that transaction to
  * end (XactLockTableWait, so deadlocks are detected) and tries the value
- * again.  A page full of open transactions' adds waits for one of them in
- * the same way; full of this transaction's own, it is an ERROR: nothing
- * can make room before this transaction ends.
+ * again.  A page full of pending adds waits for an open transaction's in
+ * the same way; with none, it folds the committed adds that some snapshot
+ * may not see all the same, and records the newest of their transactions
+ * as the page's folded xid, so that a scan under such a snapshot refuses
+ * the page rather than hold adds it does not see (adders never wait for a
+ * snapshot, which a dump holds for as long as it runs); full of this
+ * transaction's own, it is an ERROR: nothing can make room before this
+ * transaction ends.
  *
  * What can ERROR (the transactions' status in the commit log, the proc
  * array) is asked before the page is changed: the change itself, decided
@@ -483,22 +493,87 @@ sbf_still_last(const SbfAddCall *call)
 
 /*
  * What each pending add of the page counts as now (outside any critical
- * section), through the session's cache (sbf_xid_cache_begin called)
+ * section), through the session's cache (sbf_xid_cache_begin called): a
+ * committed one is SBF_XID_COMMITTED_RECENT until its transaction is older
+ * than every snapshot that can still be running (GlobalVisTestFor, the
+ * horizon heap pruning uses: this database's snapshots, prepared
+ * transactions, and the standbys' with hot_standby_feedback)
  */
 static void
-sbf_pending_statuses(Page page, SbfXidStatus *status)
+sbf_pending_statuses(Relation rel, Page page, SbfXidStatus *status)
 {
 	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	int			n = sbf_pending_count(page);
+	GlobalVisState *horizon = NULL;
 	int			i;
 
 	for (i = 0; i < n; i++)
 	{
 		if (i > 0 && adds[i].xid == adds[i - 1].xid)
+		{
 			status[i] = status[i - 1];
-		else
-			status[i] = sbf_xid_status_cached(adds[i].xid);
+			continue;
+		}
+		status[i] = sbf_xid_status_cached(adds[i].xid);
+		if (status[i] != SBF_XID_COMMITTED)
+			continue;
+		if (horizon == NULL)
+			horizon = GlobalVisTestFor(rel);
+		if (!GlobalVisTestIsRemovableXid(horizon, adds[i].xid))
+			status[i] = SBF_XID_COMMITTED_RECENT;
 	}
+}
+
+/*
+ * Fold the page's committed pending adds into its bits (with all, also
+ * those a snapshot may not see yet) and drop its aborted ones, noting the
+ * lines changed in pass and the newest folded transaction in the page's
+ * folded xid; status follows the adds kept
+ */
+static void
+sbf_pending_fold(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
+				 bool all, SbfPendingPass *pass)
+{
+	PageHeader	header = (PageHeader) page;
+	uint8	   *block = sbf_page_block(meta, page);
+	SbfPendingAdd *adds = sbf_pending_adds(page);
+	int			count = sbf_pending_count(page);
+	TransactionId folded = sbf_page_folded_xid(page);
+	int			kept = 0;
+	int			i;
+
+	if (TransactionIdIsValid(folded) && TransactionIdIsValid(pass->forget) &&
+		TransactionIdPrecedes(folded, pass->forget))
+		folded = InvalidTransactionId;
+	for (i = 0; i < count; i++)
+	{
+		uint64		state = sbf_pending_state(&adds[i]);
+
+		if (status[i] == SBF_XID_COMMITTED ||
+			(all && status[i] == SBF_XID_COMMITTED_RECENT))
+		{
+			int			line = (int) sbf_line_of_state(state, SBF_PENDING_LINES);
+
+			(void) sbf_line_probe_state(sbf_state_line_words(block, state),
+										meta->hashes, state, true);
+			pass->folded[line / 64] |= UINT64CONST(1) << (line % 64);
+			if (!TransactionIdIsValid(folded) ||
+				TransactionIdFollows(adds[i].xid, folded))
+				folded = adds[i].xid;
+		}
+		else if (status[i] != SBF_XID_ABORTED)
+		{
+			adds[kept] = adds[i];
+			status[kept] = status[i];
+			kept++;
+		}
+	}
+	sbf_page_set_folded_xid(page, folded);
+	/* what the adds no longer use is the page's hole, zero */
+	if (SBF_PENDING_START + kept * SBF_PENDING_BYTES < header->pd_lower)
+		memset((char *) page + SBF_PENDING_START + kept * SBF_PENDING_BYTES, 0,
+			   header->pd_lower - (SBF_PENDING_START + kept * SBF_PENDING_BYTES));
+	header->pd_lower = SBF_PENDING_START + kept * SBF_PENDING_BYTES;
 }
 
 /*
@@ -511,38 +586,13 @@ sbf_pending_pass(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
 				 bool *answers, SbfPendingPass *pass)
 {
 	PageHeader	header = (PageHeader) page;
-	uint8	   *block = sbf_page_block(meta, page);
 	SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			count = sbf_pending_count(page);
-	int			kept = 0;
+	int			count;
 	int			i;
 
-	/* committed adds become bits, aborted ones go */
-	for (i = 0; i < count; i++)
-	{
-		uint64		state = sbf_pending_state(&adds[i]);
-
-		if (status[i] == SBF_XID_COMMITTED)
-		{
-			int			line = (int) sbf_line_of_state(state, SBF_PENDING_LINES);
-
-			(void) sbf_line_probe_state(sbf_state_line_words(block, state),
-										meta->hashes, state, true);
-			pass->folded[line / 64] |= UINT64CONST(1) << (line % 64);
-		}
-		if (status[i] == SBF_XID_OWN || status[i] == SBF_XID_IN_PROGRESS)
-		{
-			adds[kept] = adds[i];
-			status[kept] = status[i];
-			kept++;
-		}
-	}
-	/* what the adds no longer use is the page's hole, zero */
-	if (SBF_PENDING_START + kept * SBF_PENDING_BYTES < header->pd_lower)
-		memset((char *) page + SBF_PENDING_START + kept * SBF_PENDING_BYTES, 0,
-			   header->pd_lower - (SBF_PENDING_START + kept * SBF_PENDING_BYTES));
-	count = kept;
-	header->pd_lower = SBF_PENDING_START + count * SBF_PENDING_BYTES;
+	/* committed adds every snapshot sees become bits, aborted ones go */
+	sbf_pending_fold(meta, page, status, false, pass);
+	count = sbf_pending_count(page);
 
 	for (pass->done = 0; pass->done < n; pass->done++)
 	{
@@ -567,11 +617,25 @@ sbf_pending_pass(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
 		}
 		if (count == SBF_PENDING_MAX)
 		{
+			bool		recent = false;
+
 			for (i = 0; i < count && open < 0; i++)
+			{
 				if (status[i] == SBF_XID_IN_PROGRESS)
 					open = i;
+				if (status[i] == SBF_XID_COMMITTED_RECENT)
+					recent = true;
+			}
 			if (open >= 0)
 				pass->wait = adds[open].xid;
+			else if (recent)
+			{
+				/* room, at the price of the older snapshots' scans */
+				sbf_pending_fold(meta, page, status, true, pass);
+				count = sbf_pending_count(page);
+				pass->done--;
+				continue;
+			}
 			else
 				pass->full = true;
 			break;
@@ -607,9 +671,17 @@ sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
 	int			word;
 	int			i;
 
-	/* copy what may change: the lines of committed adds, and the adds */
+	/*
+	 * copy what may change: the lines of committed adds (of those a snapshot
+	 * may not see too, if this pass can fill the page and so fold them), the
+	 * adds, and the special space (the folded xid)
+	 */
+	memcpy(before + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
+		   (char *) page + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
+		   MAXALIGN(sizeof(SbfPageOpaque)));
 	for (i = 0; i < count; i++)
-		if (status[i] == SBF_XID_COMMITTED)
+		if (status[i] == SBF_XID_COMMITTED ||
+			(status[i] == SBF_XID_COMMITTED_RECENT && count + n >= SBF_PENDING_MAX))
 		{
 			Size		offset = (char *) sbf_state_line_words(block, sbf_pending_state(&adds[i])) -
 				(char *) page;
@@ -645,6 +717,8 @@ sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
 	}
 	sbf_delta_region(delta, before, (const char *) page,
 					 SBF_PENDING_START, header->pd_lower);
+	sbf_delta_region(delta, before, (const char *) page,
+					 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)), BLCKSZ);
 	if (header->pd_lower != lower_before)
 		sbf_delta_append(delta, (const char *) page,
 						 offsetof(PageHeaderData, pd_lower), sizeof(LocationIndex));
@@ -771,7 +845,7 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		}
 		else
 		{
-			sbf_pending_statuses(page, status);
+			sbf_pending_statuses(rel, page, status);
 			if (wal)
 				sbf_page_logged(buf, meta, status, GetCurrentTransactionId(),
 								items + next, n - next, answers, &pass);
@@ -870,7 +944,7 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 			continue;
 		}
 		if (pending)
-			sbf_pending_statuses(BufferGetPage(buf), status[npages]);
+			sbf_pending_statuses(rel, BufferGetPage(buf), status[npages]);
 		memset(&pass[npages], 0, sizeof(SbfPendingPass));
 		bufs[npages] = buf;
 		deltas[npages] = &sbf_wal_delta[npages];
@@ -920,20 +994,26 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 
 /*
  * VACUUM of a transactional filter: fold page blkno's committed pending
- * adds and drop its aborted ones; return the oldest transaction whose adds
- * stay (InvalidTransactionId if none).  The change needs no transaction
- * id: lost in a crash, it is made again from the same pending adds.
+ * adds that every snapshot sees and drop its aborted ones, and clear its
+ * folded xid if it is older than forget; return the oldest transaction id
+ * the page keeps (InvalidTransactionId if none).  The change needs no
+ * transaction id: lost in a crash, it is made again from the same pending
+ * adds.
  */
 TransactionId
 sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
-					  BlockNumber blkno, BufferAccessStrategy strategy)
+					  BlockNumber blkno, BufferAccessStrategy strategy,
+					  TransactionId forget)
 {
 	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
 	SbfXidStatus status[SBF_PENDING_MAX];
 	SbfPendingPass pass = {0};
 	TransactionId oldest = InvalidTransactionId;
+	TransactionId folded;
 	Page		page;
 	int			i;
+
+	pass.forget = forget;
 
 	if (!BufferIsValid(buf))
 		return InvalidTransactionId;
@@ -945,10 +1025,12 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 		return InvalidTransactionId;
 	}
 	sbf_shared_check_page(rel, meta, page, blkno);
-	if (sbf_pending_count(page) > 0)
+	folded = sbf_page_folded_xid(page);
+	if (sbf_pending_count(page) > 0 ||
+		(TransactionIdIsValid(folded) && TransactionIdPrecedes(folded, forget)))
 	{
 		sbf_xid_cache_begin();
-		sbf_pending_statuses(page, status);
+		sbf_pending_statuses(rel, page, status);
 		if (RelationNeedsWAL(rel))
 			sbf_page_logged(buf, meta, status, InvalidTransactionId,
 							NULL, 0, NULL, &pass);
@@ -965,6 +1047,10 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 				TransactionIdPrecedes(sbf_pending_adds(page)[i].xid, oldest))
 				oldest = sbf_pending_adds(page)[i].xid;
 	}
+	folded = sbf_page_folded_xid(page);
+	if (TransactionIdIsValid(folded) &&
+		(!TransactionIdIsValid(oldest) || TransactionIdPrecedes(folded, oldest)))
+		oldest = folded;
 	UnlockReleaseBuffer(buf);
 	return oldest;
 }

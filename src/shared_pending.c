@@ -20,12 +20,24 @@
  *	- a committed transaction's are present;
  *	- anything else aborted, or crashed before it committed.
  *
- * Readers (shared_contains, the snapshots, shared_info, COPY) therefore see
+ * The functions (shared_contains, the snapshots, shared_info) therefore see
  * what committed and what they added themselves, page by page as it is
  * now, like a unique index's check rather than a snapshot.  Only adders
  * change pages: the next add to a page folds its committed adds into the
  * bits and drops its aborted ones; VACUUM does it for every page
  * (shared_am.c).
+ *
+ * A scan of the table (SELECT, COPY, so pg_dump) reads the pages as of its
+ * snapshot instead: a pending add counts if the snapshot sees its
+ * transaction committed.  For that, a committed add is folded only once
+ * every snapshot sees it (its transaction is older than the horizon heap
+ * pruning uses): until then it stays pending, so a dump's rows hold what
+ * its snapshot saw committed, as its other tables do, and not a batch that
+ * committed while it ran.  A page whose room for adds is full of such adds
+ * folds them all the same, rather than make adders wait for the oldest
+ * snapshot (shared_insert.c); the page's folded xid (format.h) then tells
+ * a scan with an older snapshot that the bits hold adds it does not see,
+ * and the scan refuses the page (sbf_page_snapshot_block).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +46,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/procarray.h"
+#include "utils/snapmgr.h"
 
 #include "shared.h"
 
@@ -143,7 +156,8 @@ sbf_pending_test(const SbfSharedMeta *meta, Page page, uint64 state,
 		if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
 			continue;
 		st = status ? status[i] : sbf_xid_status(adds[i].xid);
-		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED)
+		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED ||
+			st == SBF_XID_COMMITTED_RECENT)
 			(void) sbf_line_probe_state(words, meta->hashes, other, true);
 	}
 	return sbf_line_probe_state(words, meta->hashes, state, false);
@@ -187,6 +201,76 @@ sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
 			open++;
 	}
 	return open;
+}
+
+/*
+ * Copy a data page's block as of a scan's snapshot into dest
+ * (SBF_BLOCK_BYTES), for a row of the table: in the pending layout, its
+ * lines with the pending adds of this transaction and of the transactions
+ * the snapshot sees committed set in them, and zeros after the lines; the
+ * adds of transactions that were running when the snapshot was taken, or
+ * that began after, are left out, as a heap scan leaves out their rows.
+ * Returns false when the bits themselves may hold adds the snapshot does
+ * not see: the page's folded xid is not older than the snapshot's xmin
+ * (a page full of pending adds folded them, or a standby replays a fold
+ * its primary made past this snapshot).  dest is then filled all the same.
+ */
+bool
+sbf_page_snapshot_block(const SbfSharedMeta *meta, Page page,
+						Snapshot snapshot, uint8 *dest)
+{
+	const SbfPendingAdd *adds;
+	TransactionId folded;
+	int			n;
+	int			i;
+
+	if (meta->version != SBF_SHARED_LAYOUT_PENDING || snapshot == NULL ||
+		!IsMVCCSnapshot(snapshot))
+	{
+		(void) sbf_page_visible_block(meta, page, dest);
+		return true;
+	}
+	memcpy(dest, sbf_page_block(meta, page), SBF_PENDING_LINES * SBF_LINE_BYTES);
+	memset(dest + SBF_PENDING_LINES * SBF_LINE_BYTES, 0,
+		   SBF_BLOCK_BYTES - SBF_PENDING_LINES * SBF_LINE_BYTES);
+	adds = sbf_pending_adds(page);
+	n = sbf_pending_count(page);
+	for (i = 0; i < n; i++)
+	{
+		TransactionId xid = adds[i].xid;
+		uint64		state = sbf_pending_state(&adds[i]);
+
+		/* (as HeapTupleSatisfiesMVCC: the snapshot first, then the log) */
+		if (TransactionIdIsCurrentTransactionId(xid) ||
+			(!XidInMVCCSnapshot(xid, snapshot) && TransactionIdDidCommit(xid)))
+			(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
+										meta->hashes, state, true);
+	}
+	folded = sbf_page_folded_xid(page);
+	return !TransactionIdIsValid(folded) ||
+		TransactionIdPrecedes(folded, snapshot->xmin);
+}
+
+/*
+ * The folded xid a copy of the page gets when its committed pending adds
+ * are folded into the copy's bits (VACUUM FULL): the newest of theirs and
+ * the page's own
+ */
+TransactionId
+sbf_page_newest_committed(const SbfSharedMeta *meta, Page page)
+{
+	const SbfPendingAdd *adds = sbf_pending_adds(page);
+	TransactionId newest = sbf_page_folded_xid(page);
+	int			n = sbf_pending_count(page);
+	int			i;
+
+	Assert(meta->version == SBF_SHARED_LAYOUT_PENDING);
+	for (i = 0; i < n; i++)
+		if (sbf_xid_status(adds[i].xid) == SBF_XID_COMMITTED &&
+			(!TransactionIdIsValid(newest) ||
+			 TransactionIdFollows(adds[i].xid, newest)))
+			newest = adds[i].xid;
+	return newest;
 }
 
 /*

@@ -1,12 +1,15 @@
 
 # Copyright (c) 2026, the sbf authors (PostgreSQL License, see LICENSE)
 
-# An unlogged filter whose init fork is empty, as pg_upgrade leaves it (it
-# carries the main fork of a table, not its init fork): the first session
-# that opens the filter writes the metapage into the init fork again, so
-# that a crash afterwards empties the filter with its parameters, and it
-# takes values again.  On every major; t/070_pg_upgrade.pl does the same
-# through a real pg_upgrade where two majors are at hand.
+# An unlogged filter without init fork, as pg_upgrade leaves it (it carries
+# the main fork of a table, not its init fork, and the filter's CREATE TABLE
+# in the new cluster makes none): a crash before any session opens it
+# leaves it as it was; the first session that opens it writes the metapage
+# into a new init fork, so that a crash afterwards empties the filter with
+# its parameters, and it takes values again.  An empty init fork, as an
+# earlier build of 1.1 left after pg_upgrade, gets the metapage too.  On
+# every major; t/070_pg_upgrade.pl does the same through a real pg_upgrade
+# where two majors are at hand.
 
 use strict;
 use warnings;
@@ -32,24 +35,68 @@ my $parameters = q{
 	FROM (VALUES ('u'), ('us')) f(n)
 };
 my $before = $node->safe_psql('postgres', $parameters);
+my $values = q{
+	SELECT count(*) FILTER (WHERE shared_contains('u', 'v' || g)) || ' '
+		|| count(*) FILTER (WHERE shared_contains('us', 'v' || g))
+	FROM generate_series(1, 1000) g
+};
+my $values_before = $node->safe_psql('postgres', $values);
 my %init = map {
 	$_ => $node->data_dir . '/'
 	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')") . '_init'
 } ('u', 'us');
 
-# what pg_upgrade leaves: the init forks empty
+# an empty init fork, as an earlier build left it after pg_upgrade: the
+# first open writes the metapage into it
+$node->safe_psql('postgres', q{SELECT shared_bloom_create('ue', 1000, 0.01, unlogged => true)});
+my $ue_init = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ue')") . '_init';
+$node->stop;
+truncate($ue_init, 0) or die "truncate $ue_init: $!";
+$node->start;
+is($node->safe_psql('postgres', q{SELECT shared_test_and_add('ue', 'x')}), 'f',
+	'a filter with an empty init fork answers');
+is(-s $ue_init, 8192, 'opening it wrote its init fork\'s metapage');
+
+# what pg_upgrade leaves: no init fork
+my $tablespace = $node->basedir . '/moved';
+mkdir $tablespace or die "mkdir $tablespace: $!";
+$node->safe_psql('postgres', qq{
+	CREATE TABLESPACE moved LOCATION '$tablespace';
+	SELECT shared_bloom_create('ut', 1000, 0.01, unlogged => true);
+	SELECT shared_test_and_add('ut', 'kept');
+});
+my $ut_init = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ut')") . '_init';
 $node->stop;
 for my $f (sort keys %init)
 {
 	is(-s $init{$f}, 8192, "$f: the init fork holds the metapage");
-	truncate($init{$f}, 0) or die "truncate $init{$f}: $!";
+	unlink($init{$f}) or die "unlink $init{$f}: $!";
 }
+unlink($ut_init) or die "unlink $ut_init: $!";
 $node->start;
 
-# the first open writes it again, and says so in the server log
+# moved to another tablespace before its first open, a filter without init
+# fork gets one there, which a crash then resets it to
+$node->safe_psql('postgres', 'ALTER TABLE ut SET TABLESPACE moved');
+my $ut_moved = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ut')") . '_init';
+is(-s $ut_moved, 8192, 'a filter moved before its first open has its init fork in its new place');
+
+# a crash before any session opens the filters leaves them as they were
+$node->stop('immediate');
+$node->start;
+ok(!-e $init{$_}, "$_: still no init fork") for sort keys %init;
+is($node->safe_psql('postgres', q{
+		SELECT shared_contains('ut', 'kept')::text || (shared_info('ut', false) ->> 'capacity')}),
+	'false1000', 'the moved filter came back from the crash empty with its parameters');
 my $log_offset = -s $node->logfile;
-is($node->safe_psql('postgres', q{SELECT shared_contains('u', 'v1'), shared_contains('us', 'v1000')}),
-	't|t', 'the filters answer with an empty init fork');
+is($node->safe_psql('postgres', $parameters), $before,
+	'a crash before the first open: both filters keep their parameters');
+is($node->safe_psql('postgres', $values), $values_before, '... and their values');
+
+# the first open wrote the init fork, and said so in the server log
 for my $f (sort keys %init)
 {
 	is(-s $init{$f}, 8192, "$f: opening the filter wrote its init fork's metapage");

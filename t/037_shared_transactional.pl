@@ -126,7 +126,9 @@ is( $standby->safe_psql('postgres', q{
 	'the standby answers as the primary: committed batches only');
 
 # VACUUM folds every pending add and advances relfrozenxid to the oldest
-# transaction still running (none here: the oldest that could be)
+# transaction id a page keeps: a page's folded xid stays until it is
+# vacuum_freeze_min_age old, as a heap tuple's xmin stays unfrozen, and
+# VACUUM FREEZE clears it (none running here: the oldest that could be)
 is($node->safe_psql('postgres',
 		q{SELECT relfrozenxid <> '0'::xid FROM pg_class WHERE relname = 'frontier_seen'}),
 	't', 'the filter has a relfrozenxid from its creation');
@@ -135,16 +137,42 @@ $node->safe_psql('postgres',
 my $age_before = $node->safe_psql('postgres',
 	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
 $node->safe_psql('postgres', q{VACUUM frontier_seen});
+my $age_vacuum = $node->safe_psql('postgres',
+	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+$node->safe_psql('postgres', q{VACUUM (FREEZE) frontier_seen});
 my $age_after = $node->safe_psql('postgres',
 	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
 cmp_ok($age_before, '>=', 50, 'the filter\'s relfrozenxid ages');
-cmp_ok($age_after, '<', 5, 'VACUUM advances it');
+cmp_ok($age_vacuum, '<', $age_before, 'VACUUM advances it');
+cmp_ok($age_after, '<', 5, 'VACUUM FREEZE advances it to the oldest running');
 is($node->safe_psql('postgres', q{SELECT shared_info('frontier_seen', true) -> 'uncommitted_adds'}),
 	'0', 'no uncommitted add is left');
 is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
 	'the same answers after VACUUM');
 $node->wait_for_catchup($standby);
 is(present_in_batch($standby, 6), 1000, 'the standby replays VACUUM\'s folding');
+
+# while a snapshot is held (a dump), committed adds stay pending; a page
+# full of them folds them all the same: the standby replays that too
+# (wal_consistency_checking), and answers as the primary
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class;');
+$node->safe_psql('postgres', q{
+	SELECT shared_bloom_create('one_page', 1000, 0.01);
+	DO $$
+	BEGIN
+		FOR b IN 0 .. 19 LOOP
+			PERFORM shared_test_and_add('one_page',
+				ARRAY(SELECT 'held' || g FROM generate_series(b * 25 + 1, b * 25 + 25) g));
+			COMMIT;
+		END LOOP;
+	END $$;
+});
+$holder->quit;
+$node->wait_for_catchup($standby);
+my $held = q{SELECT count(*) FROM generate_series(1, 500) g WHERE shared_contains('one_page', 'held' || g)};
+is($node->safe_psql('postgres', $held), 500, 'adds while a snapshot is held: all there');
+is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
 
 $standby->stop;
 $node->stop;

@@ -6,9 +6,10 @@
 # slidingbloom and simhash values in a table, a logged and an unlogged
 # shared filter of each kind, a simhash GIN index, and the offline sieve's
 # three tables with URLs discovered since the last flush.  After the
-# upgrade, every query answers as before, the pending flush gives the
-# frontier the old server gave, the shared filters go on taking values
-# (also after a crash), and ALTER EXTENSION sbf UPDATE has nothing to do.
+# upgrade and a crash before any session opens a filter, every query
+# answers as before, the pending flush gives the frontier the old server
+# gave, the shared filters go on taking values (also after another
+# crash), and ALTER EXTENSION sbf UPDATE has nothing to do.
 #
 # The old major is the installation SBF_UPGRADE_FROM names (its prefix, with
 # sbf installed in it: scripts/test-matrix.sh sets it to the machine's
@@ -213,8 +214,19 @@ for my $mode ('--copy', '--link')
 	command_ok([ @upgrade, $mode ], "pg_upgrade $mode");
 	$new->start;
 
+	# a crash right after the upgrade, before any session opens a filter
+	# (pg_upgrade carries no init fork): the unlogged filters keep their
+	# parameters, and their values (nothing has written them since), with
+	# no step for the user
+	$new->stop('immediate');
+	$new->start;
+	my ($rc, $params_out, $params_err) = $new->psql('postgres', $parameters);
+	is($params_out, $parameters_before,
+		"$mode: after a crash before any open, the unlogged filters keep their parameters")
+	  or diag $params_err;
+
 	is($new->safe_psql('postgres', $answers), $before,
-		"$mode: every object answers as on the old server");
+		"$mode: every object answers as on the old server, after that crash too");
 	is($new->safe_psql('postgres', $members), $members_before,
 		"$mode: the extension has the same version and members");
 
