@@ -141,7 +141,7 @@ DROP TRIGGER rw_open_cursor ON rw_discovered;
 CREATE TRIGGER rw_open_cursor AFTER INSERT ON rw_frontier FOR EACH STATEMENT EXECUTE FUNCTION rw_open_cursor();
 BEGIN;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
-\echo :LAST_ERROR_SQLSTATE
+\echo :SQLSTATE
 ROLLBACK;
 DROP TRIGGER rw_open_cursor ON rw_frontier;
 -- a closed cursor, and one on the other tables, which the flush only
@@ -185,7 +185,7 @@ INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_se
 CREATE TABLE rw_seen_before AS SELECT s FROM sieve_signatures('rw_seen') s;
 SELECT count(*) AS frontier_before FROM rw_frontier \gset
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
-\echo :LAST_ERROR_SQLSTATE
+\echo :SQLSTATE
 SELECT (SELECT count(*) FROM sieve_signatures('rw_seen') s) AS seen,
 	   (SELECT count(*) FROM rw_seen_before b
 		WHERE b.s NOT IN (SELECT s FROM sieve_signatures('rw_seen') s)) AS forgotten,
@@ -203,7 +203,7 @@ END $$;
 CREATE TRIGGER rw_forget_first_chunk AFTER DELETE ON rw_discovered
 	FOR EACH STATEMENT EXECUTE FUNCTION rw_forget_first_chunk();
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
-\echo :LAST_ERROR_SQLSTATE
+\echo :SQLSTATE
 DROP TRIGGER rw_forget_first_chunk ON rw_discovered;
 -- and so is one made earlier in the transaction (COPY too); rolled back to
 -- a savepoint, it is gone, and the flush goes ahead
@@ -266,7 +266,7 @@ INSERT INTO rw_new VALUES (url_signature('https://example.org/imported'));
 CREATE VIEW rw_source AS SELECT sig FROM rw_new WHERE rw_forget_first() IS NOT NULL;
 SELECT count(*) AS chunks_before FROM rw_seen \gset
 SELECT sieve_seen_import('rw_seen', 'rw_source') AS imported;
-\echo :LAST_ERROR_SQLSTATE
+\echo :SQLSTATE
 SELECT count(*) AS forgotten, (SELECT count(*) FROM rw_seen) = :chunks_before AS same_chunks,
 	   sieve_contains('rw_seen', 'https://example.org/imported') AS imported
 FROM rw_forgotten;
