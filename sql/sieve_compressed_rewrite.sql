@@ -124,9 +124,8 @@ ROLLBACK;
 -- so is a flush called from a query that reads the seen
 INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(3001, 4000) g;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier') FROM rw_seen LIMIT 1;
--- and a cursor that the user's code opens during the flush before the
--- swap (a trigger on discovered), caught at the swap; one opened after it
--- (a trigger on the frontier) reads the new heap alone
+-- and a cursor that the user's code opens during the flush (a trigger on
+-- discovered, one on the frontier), caught at the swap
 CREATE FUNCTION rw_open_cursor() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	c refcursor := 'rw_inner';
@@ -142,8 +141,7 @@ DROP TRIGGER rw_open_cursor ON rw_discovered;
 CREATE TRIGGER rw_open_cursor AFTER INSERT ON rw_frontier FOR EACH STATEMENT EXECUTE FUNCTION rw_open_cursor();
 BEGIN;
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
-MOVE FORWARD ALL IN rw_inner;
-SELECT count(*) AS chunks FROM rw_seen;
+\echo :SQLSTATE
 ROLLBACK;
 DROP TRIGGER rw_open_cursor ON rw_frontier;
 -- a closed cursor, and one on the other tables, which the flush only
@@ -164,18 +162,20 @@ SELECT count(*) FILTER (WHERE sieve_contains('rw_seen', 'https://example.org/' |
 FROM generate_series(100, 4000) g;
 
 
--- What the user's code does to the seen during a flush is kept: the
--- frontier's triggers run after the swap, so they read the new Z (every URL
--- the flush appends is in it) and what they change in it stays (here they
--- delete its first chunk, whose signatures are then gone)
-CREATE TABLE rw_noted (contained bigint, appended bigint, total bigint, forgotten bigint);
+-- The swap replaces the seen by the signatures the merge read and added,
+-- last (readers wait only from there to the commit): a change the flush's
+-- transaction made to the seen would be discarded, so it is refused.  Here
+-- a trigger on the frontier reads the seen (the old Z: the URLs being
+-- appended are not in it yet) and deletes its first chunk: the flush is
+-- refused, and leaves the seen, discovered and the frontier as they were
+CREATE TABLE rw_noted (contained bigint, appended bigint);
 CREATE FUNCTION rw_forget() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO rw_noted
 	SELECT (SELECT count(*) FILTER (WHERE sieve_contains('rw_seen', url)) FROM appended),
-		   (SELECT count(*) FROM appended),
-		   (SELECT sum(sieve_chunk_count(chunk)) FROM rw_seen),
-		   (SELECT sieve_chunk_count(chunk) FROM rw_seen ORDER BY head LIMIT 1);
+		   (SELECT count(*) FROM appended);
+	RAISE NOTICE 'rw_forget: % of the % URLs appended are in the seen',
+		(SELECT contained FROM rw_noted), (SELECT appended FROM rw_noted);
 	DELETE FROM rw_seen WHERE head = (SELECT min(head) FROM rw_seen);
 	RETURN NULL;
 END $$;
@@ -183,14 +183,55 @@ CREATE TRIGGER rw_forget AFTER INSERT ON rw_frontier REFERENCING NEW TABLE AS ap
 	FOR EACH STATEMENT EXECUTE FUNCTION rw_forget();
 INSERT INTO rw_discovered SELECT g, 'https://example.org/' || g FROM generate_series(4001, 5000) g;
 CREATE TABLE rw_seen_before AS SELECT s FROM sieve_signatures('rw_seen') s;
+SELECT count(*) AS frontier_before FROM rw_frontier \gset
 SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
-SELECT contained = appended AS new_urls_in_the_new_z,
-	   total = (SELECT count(*) FROM rw_seen_before) + appended AS the_new_z_whole,
-	   (SELECT count(*) FROM sieve_signatures('rw_seen')) = total - forgotten AS the_delete_kept
-FROM rw_noted;
+\echo :SQLSTATE
+SELECT (SELECT count(*) FROM sieve_signatures('rw_seen') s) AS seen,
+	   (SELECT count(*) FROM rw_seen_before b
+		WHERE b.s NOT IN (SELECT s FROM sieve_signatures('rw_seen') s)) AS forgotten,
+	   (SELECT count(*) FROM rw_discovered) AS discovered,
+	   (SELECT count(*) FROM rw_frontier) - :frontier_before AS appended,
+	   (SELECT count(*) FROM rw_noted) AS noted;
 DROP TRIGGER rw_forget ON rw_frontier;
--- an ERROR after the swap (here a trigger on the frontier) still leaves the
--- old Z, when rolled back to a savepoint too
+-- the same change from a trigger on discovered, before the merge reads the
+-- seen, is refused there
+CREATE FUNCTION rw_forget_first_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM rw_seen WHERE head = (SELECT min(head) FROM rw_seen);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER rw_forget_first_chunk AFTER DELETE ON rw_discovered
+	FOR EACH STATEMENT EXECUTE FUNCTION rw_forget_first_chunk();
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+\echo :SQLSTATE
+DROP TRIGGER rw_forget_first_chunk ON rw_discovered;
+-- and so is one made earlier in the transaction (COPY too); rolled back to
+-- a savepoint, it is gone, and the flush goes ahead
+BEGIN;
+SAVEPOINT before_change;
+DELETE FROM rw_seen WHERE head = (SELECT min(head) FROM rw_seen);
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+ROLLBACK TO SAVEPOINT before_change;
+COPY rw_seen FROM stdin;
+\.
+SELECT sieve_seen_import('rw_seen', 'rw_plain');
+ROLLBACK TO SAVEPOINT before_change;
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+-- the flush itself never takes ROW EXCLUSIVE on the seen, so a second
+-- flush in the same transaction is no write of the transaction's
+SELECT bool_or(mode = 'RowExclusiveLock') AS row_exclusive,
+	   bool_or(mode = 'AccessExclusiveLock') AS access_exclusive
+FROM pg_locks
+WHERE locktype = 'relation' AND relation = 'rw_seen'::regclass AND pid = pg_backend_pid();
+INSERT INTO rw_discovered VALUES (5001, 'https://example.org/5001');
+SELECT sieve_flush('rw_seen', 'rw_discovered', 'rw_frontier');
+COMMIT;
+SELECT (SELECT count(*) FROM sieve_signatures('rw_seen') s) -
+	   (SELECT count(*) FROM rw_seen_before) AS added,
+	   (SELECT count(*) FROM rw_discovered) AS discovered;
+
+-- an ERROR in the flush (here a trigger on the frontier, before the swap)
+-- leaves the old Z, when rolled back to a savepoint too
 CREATE FUNCTION rw_fail() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	RAISE EXCEPTION 'rw_fail';
@@ -209,7 +250,7 @@ COMMIT;
 DROP TRIGGER rw_fail ON rw_frontier;
 
 -- sieve_seen_import reads its source whole before it reads the seen: what a
--- view it reads does to the seen comes first, and is merged
+-- view it reads does to the seen is refused before the merge
 CREATE TABLE rw_forgotten (head bigint);
 CREATE FUNCTION rw_forget_first() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -223,14 +264,16 @@ END $$;
 CREATE TABLE rw_new (sig bigint);
 INSERT INTO rw_new VALUES (url_signature('https://example.org/imported'));
 CREATE VIEW rw_source AS SELECT sig FROM rw_new WHERE rw_forget_first() IS NOT NULL;
+SELECT count(*) AS chunks_before FROM rw_seen \gset
 SELECT sieve_seen_import('rw_seen', 'rw_source') AS imported;
-SELECT count(*) AS forgotten,
-	   count(*) FILTER (WHERE head IN (SELECT s FROM sieve_signatures('rw_seen') s)) AS back
+\echo :SQLSTATE
+SELECT count(*) AS forgotten, (SELECT count(*) FROM rw_seen) = :chunks_before AS same_chunks,
+	   sieve_contains('rw_seen', 'https://example.org/imported') AS imported
 FROM rw_forgotten;
 
 DROP VIEW rw_source;
 DROP TABLE rw_seen, rw_discovered, rw_frontier, rw_plain, rw_noted, rw_seen_before, rw_forgotten, rw_new;
-DROP FUNCTION rw_note(), rw_open_cursor(), rw_forget(), rw_fail(), rw_forget_first();
+DROP FUNCTION rw_note(), rw_open_cursor(), rw_forget(), rw_forget_first_chunk(), rw_fail(), rw_forget_first();
 DROP SCHEMA rw CASCADE;
 
 -- A compressed seen that is a partition: the rewrite would not check its

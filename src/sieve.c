@@ -26,11 +26,12 @@
  *	   probe of Z's unique index per signature otherwise (SIEVE_MERGE_RATIO),
  *	   Z's size judged from its pages on disk, which no stale statistics
  *	   can understate.  A compressed seen (sieve_store.c) is merged into a
- *	   new Z, swapped in at the end of this step, before step 3 runs the
- *	   frontier's triggers;
+ *	   new Z, swapped in at step 4;
  *	3. appends the new URLs, read back from the file by offset, to F in
  *	   ascending discovery position, with their signature in F.sig when F has that column (a bigint;
- *	   a generated or identity sig is left to its own values).
+ *	   a generated or identity sig is left to its own values);
+ *	4. a compressed seen: the new Z replaces the old (ACCESS EXCLUSIVE from
+ *	   there to the commit).
  *
  * On Citus (sieve_citus.c), with the three tables hash-distributed by sig
  * and colocated, the coordinator's tables are empty shells: the flush then
@@ -918,7 +919,7 @@ seen_lookup_begin(SeenLookup *lookup, SieveTables *t, uint64 nread)
 		lookup->method = SEEN_COMPRESSED;
 		elog(DEBUG1, "sieve_flush: merging with compressed seen relation \"%s\" (" UINT64_FORMAT " discovered rows)",
 			 RelationGetRelationName(t->seen), nread);
-		lookup->merge = sieve_store_merge_begin(t->seen, t->seen_index);
+		lookup->merge = sieve_store_merge_begin(t->seen, t->seen_index, "sieve_flush");
 		return;
 	}
 	if (t->citus)
@@ -1219,15 +1220,6 @@ sieve_flush(PG_FUNCTION_ARGS)
 	new_signatures_insert(&news);
 	tuplesort_end(by_signature);
 
-	/*
-	 * A compressed seen: the new Z replaces the old now, before the
-	 * frontier's triggers run the user's code, so that what they do to the
-	 * seen is done to the new Z (and what they read of it is the new Z),
-	 * not undone by a swap after them.  An ERROR later still rolls it back.
-	 */
-	if (t.compressed)
-		sieve_store_merge_swap(lookup.merge, "sieve_flush");
-
 	/* 3. the new URLs, appended to the frontier in discovery order */
 	by_position = tuplesort_begin_heap(pos_desc, 1, pos_keys, less, collations,
 									   nulls_first, sort_mem, NULL, TUPLESORT_NONE);
@@ -1284,6 +1276,15 @@ sieve_flush(PG_FUNCTION_ARGS)
 	frontier_batch_end(&batch);
 	tuplesort_end(by_position);
 	sieve_spill_end(spill);
+
+	/*
+	 * 4. a compressed seen: the new Z replaces the old, last, so that
+	 * ACCESS EXCLUSIVE is held only from here to the commit.  A change the
+	 * user's code (the triggers on discovered and frontier) made to the
+	 * seen in the meantime would be undone: the swap refuses it.
+	 */
+	if (t.compressed)
+		sieve_store_merge_swap(lookup.merge, "sieve_flush");
 
 	SPI_finish();
 	close_tables(&t);

@@ -46,18 +46,21 @@ extern Oid	sieve_store_check(Relation seen, const char *caller);
 extern void sieve_store_check_rewrite(Oid seen, const char *caller);
 extern void sieve_store_check_rewritable(Relation seen, const char *caller);
 extern void sieve_store_check_unpublished(Relation seen);
+extern void sieve_store_check_unwritten(Relation seen, const char *caller);
 extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 								 AttrNumber chunk_att, int64 signature);
 
 /*
- * Merging ascending signatures into a compressed seen: begin, add each
+ * Merging ascending signatures into a compressed seen: begin (after
+ * sieve_store_check_unwritten), add each
  * (true if it was new), finish (the new Z is written; returns how many
  * were new), swap (the new Z replaces seen, ACCESS EXCLUSIVE until the
  * end of the transaction, after sieve_store_check_rewritable again).
  * read_begin, next and finish read seen in order.
  */
 typedef struct SieveStoreMerge SieveStoreMerge;
-extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index);
+extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index,
+												const char *caller);
 extern bool sieve_store_merge_add(SieveStoreMerge *merge, int64 signature);
 extern SieveStoreMerge *sieve_store_read_begin(Relation seen, Oid index);
 extern bool sieve_store_next(SieveStoreMerge *merge, int64 *signature);

@@ -448,8 +448,9 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 	/*
 	 * source is read whole, into a tuplestore (on disk beyond work_mem),
 	 * before the merge reads seen: a view or a policy on source may run the
-	 * user's code, whose changes to seen during the merge the swap would
-	 * undo
+	 * user's code, whose change to seen the swap would undo.  Such a change
+	 * is then refused before the merge begins, rather than after it (and
+	 * no read of source runs the user's code while the merge reads seen).
 	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -472,7 +473,7 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 	TupleDescInitEntry(tuplestore_desc, 1, "sig", INT8OID, -1, 0);
 	slot = MakeSingleTupleTableSlot(tuplestore_desc, &TTSOpsMinimalTuple);
 
-	merge = sieve_store_merge_begin(seen, index);
+	merge = sieve_store_merge_begin(seen, index, "sieve_seen_import");
 	while (tuplestore_gettupleslot(signatures, true, false, slot))
 	{
 		bool		isnull;

@@ -24,28 +24,28 @@
  * new signatures into a new Z, which replaces the old one.  The new Z is
  * written into a new heap (make_new_heap), whose rows are inserted frozen
  * (they are visible once the swap commits, and vanish with the new heap if
- * it does not), then swapped in as soon as it is written, before the
- * flush runs any more of the user's code (finish_heap_swap, as REFRESH
- * MATERIALIZED VIEW and CLUSTER do), which rebuilds the primary key.  So
- * what the user's code does to the seen later in the flush (a trigger on
- * the frontier) is done to the new Z, never undone by the swap, and a
- * crash or an ERROR anywhere before the commit leaves the old Z, never a
- * half-merged one; the table on disk holds no dead rows: its size is the
- * chunks'.  Until the swap the flush holds SHARE ROW EXCLUSIVE (other
- * flushes wait; readers do not); the swap takes ACCESS EXCLUSIVE until the
- * commit.  A flush that finds nothing new writes nothing.
+ * it does not), then swapped in at the end of the flush, after it has
+ * appended to the frontier (finish_heap_swap, as REFRESH MATERIALIZED VIEW
+ * and CLUSTER do), which rebuilds the primary key.  So a crash or an ERROR
+ * anywhere before the commit leaves the old Z, never a half-merged one,
+ * and the table on disk holds no dead rows: its size is the chunks'.
+ * Until the swap the flush holds SHARE ROW EXCLUSIVE (other flushes wait;
+ * readers do not, for the whole of the frontier's append too); the swap
+ * takes ACCESS EXCLUSIVE until the commit.  A flush that finds nothing new
+ * writes nothing.
  *
  * The rewrite writes below SQL, into a new heap swapped in whole, so what
- * would miss it is refused, before the flush reads anything and again at
- * the swap (the flush's triggers on discovered run the user's code in
- * between): a trigger, rule or CHECK constraint on the seen (it would not
- * fire or apply), a partition bound (it would not be checked), a
- * publication that publishes it (logical decoding does not carry a heap
- * swap: a subscriber would keep the seen of its initial sync, however many
- * flushes followed), and a scan of it still open in the transaction (a
- * cursor would read the old heap, then the new one; CLUSTER refuses it
- * too).  A logical replication slot that decodes without publications
- * gets a WARNING at the swap.
+ * would miss it is refused, before the flush reads anything, again before
+ * the merge reads the seen and again at the swap (the flush's triggers on
+ * discovered and frontier run the user's code in between): a trigger,
+ * rule or CHECK constraint on the seen (it would not fire or apply), a
+ * partition bound (it would not be checked), a publication that publishes
+ * it (logical decoding does not carry a heap swap: a subscriber would keep
+ * the seen of its initial sync, however many flushes followed), a scan of
+ * it still open in the transaction (a cursor would read the old heap, then
+ * the new one; CLUSTER refuses it too), and a write to it by the
+ * transaction (the swap would discard it).  A logical replication slot
+ * that decodes without publications gets a WARNING at the swap.
  *
  * Z is read with the latest snapshot, not the transaction's: the flush
  * holds the lock that keeps every other writer out, and under REPEATABLE
@@ -370,8 +370,10 @@ scan_begin(Relation seen, Oid index, Snapshot snapshot)
 }
 
 SieveStoreMerge *
-sieve_store_merge_begin(Relation seen, Oid index)
+sieve_store_merge_begin(Relation seen, Oid index, const char *caller)
 {
+	/* the user's code run since the flush opened seen: a trigger on discovered */
+	sieve_store_check_unwritten(seen, caller);
 	return scan_begin(seen, index, GetLatestSnapshot());
 }
 
@@ -547,6 +549,32 @@ sieve_store_check_unpublished(Relation seen)
 }
 
 /*
+ * A change this transaction made to seen (INSERT, UPDATE, DELETE, MERGE,
+ * COPY FROM, by the user's code in the flush itself, a trigger on
+ * discovered or frontier, or before it) would be discarded by the swap,
+ * which replaces seen by the signatures the merge read and added: refused,
+ * before the merge reads seen and again at the swap.  Each of these
+ * statements takes ROW EXCLUSIVE on seen, held until the end of the
+ * transaction (or the rollback of the subtransaction that took it); a
+ * flush or an import takes SHARE ROW EXCLUSIVE, and its swap ACCESS
+ * EXCLUSIVE (and SHARE to rebuild the index), never ROW EXCLUSIVE, so a
+ * transaction may flush the same seen twice.  LOCK TABLE ... IN ROW
+ * EXCLUSIVE MODE, which writes nothing, is refused too.
+ */
+void
+sieve_store_check_unwritten(Relation seen, const char *caller)
+{
+	if (CheckRelationLockedByMe(seen, RowExclusiveLock, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("%s cannot rewrite compressed seen relation \"%s\" written by the same transaction",
+						caller, RelationGetRelationName(seen)),
+				 errdetail("%s replaces the compressed seen by the signatures it merged, which would discard what this transaction changed in it by INSERT, UPDATE, DELETE, MERGE or COPY.",
+						   caller),
+				 errhint("Change the compressed seen in a transaction of its own: neither earlier in the flush's nor from the code it runs (a trigger on discovered or frontier, a view that sieve_seen_import reads).")));
+}
+
+/*
  * What a flush or an import, which replace seen by a new heap written
  * below SQL, would skip or leave behind: refused, with seen locked (see
  * the head of this file)
@@ -559,6 +587,7 @@ sieve_store_check_rewritable(Relation seen, const char *caller)
 
 	/* a cursor, or the query that called the flush, reading seen */
 	CheckTableNotInUse(seen, caller);
+	sieve_store_check_unwritten(seen, caller);
 
 	for (int i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
 	{
@@ -684,10 +713,9 @@ warn_decoding_slots(Relation seen, const char *caller)
 
 /*
  * Replaces seen by the new Z, if there is one: takes ACCESS EXCLUSIVE on
- * seen until the end of the transaction.  The caller swaps as soon as the
- * merge is over, before running any of the user's code (SQL with triggers,
- * a source that is a view): what that code does to seen afterwards goes to
- * the new Z, and nothing reads the old heap after it.
+ * seen until the end of the transaction.  The caller swaps last, so that
+ * readers wait only from here to the commit; what the user's code did to
+ * seen since the merge began (triggers on the frontier) is refused here.
  */
 void
 sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
@@ -698,7 +726,7 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 	if (!merge->writing)
 		return;
 	LockRelationOid(seen, AccessExclusiveLock);
-	/* again: the user's triggers on discovered have run since */
+	/* again: the user's triggers on discovered and frontier have run since */
 	sieve_store_check_rewritable(merge->seen, caller);
 	warn_decoding_slots(merge->seen, caller);
 	finish_heap_swap(seen, merge->new_heap, false, false, false, true,
