@@ -42,23 +42,37 @@ PG_FUNCTION_INFO_V1(sbf_url_canonical);
 PG_FUNCTION_INFO_V1(sbf_url_host);
 
 /*
- * The context uriparser allocates in, kept across the calls of one
- * expression and reset at each.
+ * What a call site keeps across its calls (fn_extra): the context uriparser
+ * allocates in, reset at each call, and the strip list of url_canonical
+ * with the strip_params array it was built from, reused while the next
+ * call's array has the same bytes (usually a constant: converting and
+ * escaping a thousand names at every row would cost more than the URL).
  */
-static MemoryContext
-url_work_context(FunctionCallInfo fcinfo)
+typedef struct UrlCallCache
 {
-	MemoryContext cxt = (MemoryContext) fcinfo->flinfo->fn_extra;
+	MemoryContext workcxt;
+	MemoryContext stripcxt;		/* strip_array and strip, or NULL */
+	ArrayType  *strip_array;	/* a copy of the array, or NULL: none built */
+	int			nstrip;
+	char	  **strip;
+} UrlCallCache;
 
-	if (cxt == NULL)
+/* An array larger than this is not kept: its strip list is built per call */
+#define URL_STRIP_CACHE_MAX		(16 * 1024 * 1024)
+
+static UrlCallCache *
+url_call_cache(FunctionCallInfo fcinfo)
+{
+	UrlCallCache *cache = (UrlCallCache *) fcinfo->flinfo->fn_extra;
+
+	if (cache == NULL)
 	{
-		cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "sbf url",
-									ALLOCSET_SMALL_SIZES);
-		fcinfo->flinfo->fn_extra = cxt;
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(UrlCallCache));
+		cache->workcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "sbf url",
+											   ALLOCSET_SMALL_SIZES);
+		fcinfo->flinfo->fn_extra = cache;
 	}
-	else
-		MemoryContextReset(cxt);
-	return cxt;
+	return cache;
 }
 
 static void
@@ -177,6 +191,7 @@ url_text_as_utf8(text *value, int *len, size_t *bad)
 		*len = (int) n;
 		return data;
 	}
+	CHECK_FOR_INTERRUPTS();
 	utf8 = sbf_text_as_utf8(data, &n, bad);
 	if (utf8 != NULL)
 		*len = (int) n;
@@ -220,24 +235,39 @@ url_query_mode(text *mode)
 /*
  * A strip_params name as the canonical query spells it: its characters in
  * UTF-8, the non-ASCII bytes percent-encoded, so that 'straße' strips
- * straße=1 in a database of any encoding.  A name with no UTF-8 form is
- * the caller's error, an ERROR whatever strict says.
+ * straße=1 in a database of any encoding.  NULL for a name longer than any
+ * parameter name can be (URL_MAX_NAME_LENGTH): it never matches, and is
+ * skipped before a conversion or an escape of up to a gigabyte.  A name
+ * with no UTF-8 form is the caller's error, an ERROR whatever strict says.
  */
 static char *
 url_strip_name(text *name)
 {
+	const Size	longest = URL_MAX_NAME_LENGTH + 1;	/* and a trailing '*' */
 	int			len;
 	size_t		bad;
-	const char *utf8 = url_text_as_utf8(name, &len, &bad);
+	const char *utf8;
 	StringInfoData buf;
 
+	/* a character is at least one byte in UTF-8 */
+	if (VARSIZE_ANY_EXHDR(name) > longest * pg_database_encoding_max_length())
+		return NULL;
+	utf8 = url_text_as_utf8(name, &len, &bad);
 	if (utf8 == NULL)
 		url_not_utf8(name, bad, "strip_params name", "url_canonical");
+	if ((Size) len > longest)
+		return NULL;
 	initStringInfo(&buf);
 	url_escape_non_ascii(utf8, len, &buf);
+	if ((Size) buf.len > longest)
+	{
+		pfree(buf.data);
+		return NULL;
+	}
 	return buf.data;
 }
 
+/* the strip list of arr into opts, in the current context */
 static void
 url_strip_list(ArrayType *arr, UrlOptions *opts)
 {
@@ -255,14 +285,58 @@ url_strip_list(ArrayType *arr, UrlOptions *opts)
 	opts->nstrip = 0;
 	for (i = 0; i < n; i++)
 	{
+		char	   *name;
+
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("strip_params must not contain NULL")));
-		opts->strip[opts->nstrip++] = url_strip_name(DatumGetTextPP(elems[i]));
-		if (i % 1024 == 1023)
-			CHECK_FOR_INTERRUPTS();
+		name = url_strip_name(DatumGetTextPP(elems[i]));
+		if (name != NULL)
+			opts->strip[opts->nstrip++] = name;
 	}
+}
+
+/*
+ * The strip list of arr into opts: the one this call site built for the
+ * same array, or a new one, kept for the next call when arr is not large
+ */
+static void
+url_strip_list_cached(FunctionCallInfo fcinfo, ArrayType *arr, UrlOptions *opts)
+{
+	UrlCallCache *cache = url_call_cache(fcinfo);
+	MemoryContext oldcxt;
+
+	if (cache->strip_array != NULL &&
+		VARSIZE(arr) == VARSIZE(cache->strip_array) &&
+		memcmp(arr, cache->strip_array, VARSIZE(arr)) == 0)
+	{
+		opts->nstrip = cache->nstrip;
+		opts->strip = cache->strip;
+		return;
+	}
+	if (VARSIZE(arr) > URL_STRIP_CACHE_MAX)
+	{
+		url_strip_list(arr, opts);
+		return;
+	}
+
+	/* forget the old list first: an ERROR below leaves none */
+	cache->strip_array = NULL;
+	if (cache->stripcxt == NULL)
+		cache->stripcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+												"sbf url strip_params",
+												ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(cache->stripcxt);
+	oldcxt = MemoryContextSwitchTo(cache->stripcxt);
+	url_strip_list(arr, opts);
+	cache->nstrip = opts->nstrip;
+	cache->strip = opts->strip;
+	cache->strip_array = (ArrayType *) palloc(VARSIZE(arr));
+	memcpy(cache->strip_array, arr, VARSIZE(arr));
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -275,12 +349,13 @@ url_compute(FunctionCallInfo fcinfo, const UrlOptions *opts, bool strict,
 			const char *fname, UrlResult *result)
 {
 	text	   *url = PG_GETARG_TEXT_PP(0);
-	MemoryContext workcxt = url_work_context(fcinfo);
+	MemoryContext workcxt = url_call_cache(fcinfo)->workcxt;
 	MemoryContext oldcxt;
 	const char *utf8;
 	int			len;
 	size_t		bad;
 
+	MemoryContextReset(workcxt);
 	oldcxt = MemoryContextSwitchTo(workcxt);
 	utf8 = url_as_utf8(url, &len, &bad);
 	if (utf8 == NULL)
@@ -314,7 +389,7 @@ sbf_url_canonical(PG_FUNCTION_ARGS)
 	UrlResult	result;
 
 	opts.query = url_query_mode(PG_GETARG_TEXT_PP(1));
-	url_strip_list(PG_GETARG_ARRAYTYPE_P(2), &opts);
+	url_strip_list_cached(fcinfo, PG_GETARG_ARRAYTYPE_P(2), &opts);
 	if (!url_compute(fcinfo, &opts, PG_GETARG_BOOL(3), "url_canonical", &result))
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(result.url.data, result.url.len));
