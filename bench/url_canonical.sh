@@ -3,7 +3,7 @@
 # query already pays per URL for functions of the same shape, measured in
 # the same run.
 #
-#   bash bench/url_canonical.sh               # throwaway cluster; ~1 minute
+#   bash bench/url_canonical.sh               # throwaway cluster; ~5 minutes
 #   bash bench/url_canonical.sh STREAM.txt.gz # another stream, one URL a line
 #   SBF_USE_EXISTING=1 bash bench/url_canonical.sh   # PGHOST/PGPORT/... as set
 #
@@ -38,13 +38,14 @@ SQL
 N=$(psql -c "SELECT count(*) FROM bench_urls")
 say "$N URLs from $(basename "$STREAM")"
 
-# ms EXPR: the median time of SELECT count(EXPR) over the table, in ms
+# ms EXPR [TABLE]: the median time of SELECT count(EXPR) over TABLE
+# (bench_urls), in ms
 ms() {
 	local runs=() i t
 	for i in $(seq 1 "$REPEAT"); do
 		t=$(command psql -X -q -A -t -v ON_ERROR_STOP=1 <<SQL | awk '/^Time:/ { print $2 }'
 \\timing on
-SELECT count($1) FROM bench_urls;
+SELECT count($1) FROM ${2:-bench_urls};
 SQL
 )
 		runs+=("$t")
@@ -64,4 +65,23 @@ for expr in "lower(u)" "url_signature(u)" "url_canonical(u)" \
 	net=$(echo "($t - $base) * 1000000 / $N" | bc -l)
 	printf '%-70s %8.0f %8.2f\n' "$expr" "$net" "$(echo "$net / $md5_net" | bc -l)"
 done
+
+# strip_params of 1,000 names, over the first 100,000 URLs: each call site
+# builds its strip list once while the array stays the same.  Both
+# expressions build an array a row (the names and one md5); it is the same
+# every row in the first, so the list is kept, and another every row in
+# the second, so it is rebuilt: what every row paid before the list was
+# kept.
+psql -c "DROP TABLE IF EXISTS bench_names, bench_urls_100k" \
+	-c "CREATE TABLE bench_names AS SELECT array_agg('utm_' || g ORDER BY g) AS names FROM generate_series(1, 1000) g" \
+	-c "CREATE TABLE bench_urls_100k AS SELECT u FROM bench_urls LIMIT 100000"
+base100k=$(ms u bench_urls_100k)
+same=$(ms "url_canonical(u, strip_params => (SELECT names FROM bench_names) || md5(left(u, 0)))" bench_urls_100k)
+changing=$(ms "url_canonical(u, strip_params => (SELECT names FROM bench_names) || md5(u))" bench_urls_100k)
+same_net=$(echo "($same - $base100k) * 10" | bc -l)
+changing_net=$(echo "($changing - $base100k) * 10" | bc -l)
+printf '%-70s %8.0f %8.2f\n' "1,000 strip_params names, the same array every row (kept)" "$same_net" "$(echo "$same_net / $md5_net" | bc -l)"
+printf '%-70s %8.0f %8.2f\n' "1,000 strip_params names, another array every row (rebuilt)" "$changing_net" "$(echo "$changing_net / $md5_net" | bc -l)"
+printf 'rebuilt / kept: %.1f\n' "$(echo "$changing_net / $same_net" | bc -l)"
+psql -c "DROP TABLE bench_names, bench_urls_100k"
 psql -c "DROP TABLE bench_urls"

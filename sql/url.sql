@@ -83,6 +83,23 @@ SELECT url_canonical('http://example.com/p?straße=1&x=2', strip_params => '{str
 	   url_canonical('http://example.com/p?straße=1&x=2', strip_params => '{stra%C3%9Fe}') AS encoded_name,
 	   url_canonical('http://example.com/p?straßen_id=1&x=2', strip_params => '{straß*}') AS prefix;
 
+-- A parameter name of a canonical query is at most 3 MB (a 1 MB URL, each
+-- byte percent-encoded): a name of strip_params that long still strips its
+-- parameter (here 524,280 'ß', 3,145,680 bytes as the query writes them, in
+-- a URL of 1 MB); a longer one could never match and is skipped unread
+SELECT url_canonical(u, strip_params => ARRAY[repeat('ß', 524280)]) AS longest_name,
+	   url_canonical(u, strip_params => ARRAY[repeat('ß', 524279) || '*']) AS longest_prefix,
+	   right(url_canonical(u, strip_params => ARRAY[repeat('ß', 524281), 'b']), 8) AS longer_name
+FROM (SELECT 'http://x/?' || repeat('ß', 524280) || '=1&b=2' AS u) s
+WHERE octet_length(u) = 1024 * 1024;
+
+-- Each call site builds its strip list once for a strip_params that stays
+-- the same, and again when it changes
+SELECT u, names, url_canonical(u, strip_params => names)
+FROM (VALUES ('http://x/?a=1&b=2', '{a}'::text[]), ('http://x/?a=1&b=2', '{a}'),
+			 ('http://x/?a=1&b=2', '{b}'), ('http://x/?a=1&b=2', '{}'),
+			 ('http://x/?a=1&b=2', '{a}')) v(u, names);
+
 -- url_host: the host of the canonical URL, for per-host work; NULL when
 -- the URL has none
 SELECT url_host('HTTP://WWW.Bücher.Example:8080/x') AS idn,

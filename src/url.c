@@ -127,7 +127,8 @@ append_escaped(StringInfo out, unsigned char c)
 
 /*
  * in[0..len) with its non-ASCII bytes percent-encoded, as url_escape writes
- * them: a strip_params name in the form the canonical query holds it
+ * them: a strip_params name in the form the canonical query holds it.  A
+ * name is the user's, of any length: a cancel stops the loop.
  */
 void
 url_escape_non_ascii(const char *in, int len, StringInfo out)
@@ -136,6 +137,8 @@ url_escape_non_ascii(const char *in, int len, StringInfo out)
 
 	for (i = 0; i < len; i++)
 	{
+		if (i % 65536 == 65535)
+			CHECK_FOR_INTERRUPTS();
 		if (IS_HIGHBIT_SET(in[i]))
 			append_escaped(out, (unsigned char) in[i]);
 		else

@@ -42,6 +42,13 @@ typedef struct UrlResult
 #define URL_MAX_LENGTH	(1024 * 1024)
 
 /*
+ * The longest a parameter name of a canonical query can be: each byte of
+ * the longest URL percent-encoded (the normalisation only shortens).  A
+ * strip_params name longer than this and a trailing '*' never matches.
+ */
+#define URL_MAX_NAME_LENGTH	(3 * URL_MAX_LENGTH)
+
+/*
  * The canonical form of in[0..len) into result (result->invalid says why
  * when there is none), allocating in workcxt, the current context.
  */

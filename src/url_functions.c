@@ -9,12 +9,14 @@
  * a filter dumped from a UTF8 database into a LATIN1 one must be asked
  * about the same bytes there.  The conversion is the one the filters hash
  * a text with (sbf_text_as_utf8 in hash.c).  A SQL_ASCII database holds
- * bytes of no known encoding: a URL's are read as UTF-8, and bytes that
- * are not UTF-8 are an ERROR, as a character with no UTF-8 form is in
- * another encoding (both whatever strict says: the URL is not invalid, it
- * has no spelling that would be the same in every database).  The names
- * of strip_params are read the same way, and compared in the form the
- * canonical query gives their characters.
+ * bytes of no known encoding: a URL's are read as UTF-8.  Bytes that are
+ * not UTF-8 there, or a character with no UTF-8 form in another encoding,
+ * leave the URL without a canonical form: an ERROR, or NULL with strict =>
+ * false, as an invalid URL.  MULE_INTERNAL is the one server encoding
+ * PostgreSQL cannot convert to UTF-8: there only ASCII has a UTF-8 form.
+ * The names of strip_params are read the same way (one with no UTF-8 form
+ * is an ERROR whatever strict says: it is the caller's, not the data's),
+ * and compared in the form the canonical query gives their characters.
  *
  * The canonical form is ASCII (every other byte percent-encoded, a host in
  * its ASCII form), which every server encoding writes alike, so it is
@@ -24,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -39,23 +42,37 @@ PG_FUNCTION_INFO_V1(sbf_url_canonical);
 PG_FUNCTION_INFO_V1(sbf_url_host);
 
 /*
- * The context uriparser allocates in, kept across the calls of one
- * expression and reset at each.
+ * What a call site keeps across its calls (fn_extra): the context uriparser
+ * allocates in, reset at each call, and the strip list of url_canonical
+ * with the strip_params array it was built from, reused while the next
+ * call's array has the same bytes (usually a constant: converting and
+ * escaping a thousand names at every row would cost more than the URL).
  */
-static MemoryContext
-url_work_context(FunctionCallInfo fcinfo)
+typedef struct UrlCallCache
 {
-	MemoryContext cxt = (MemoryContext) fcinfo->flinfo->fn_extra;
+	MemoryContext workcxt;
+	MemoryContext stripcxt;		/* strip_array and strip, or NULL */
+	ArrayType  *strip_array;	/* a copy of the array, or NULL: none built */
+	int			nstrip;
+	char	  **strip;
+} UrlCallCache;
 
-	if (cxt == NULL)
+/* An array larger than this is not kept: its strip list is built per call */
+#define URL_STRIP_CACHE_MAX		(16 * 1024 * 1024)
+
+static UrlCallCache *
+url_call_cache(FunctionCallInfo fcinfo)
+{
+	UrlCallCache *cache = (UrlCallCache *) fcinfo->flinfo->fn_extra;
+
+	if (cache == NULL)
 	{
-		cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "sbf url",
-									ALLOCSET_SMALL_SIZES);
-		fcinfo->flinfo->fn_extra = cxt;
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(UrlCallCache));
+		cache->workcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "sbf url",
+											   ALLOCSET_SMALL_SIZES);
+		fcinfo->flinfo->fn_extra = cache;
 	}
-	else
-		MemoryContextReset(cxt);
-	return cxt;
+	return cache;
 }
 
 static void
@@ -74,16 +91,34 @@ url_invalid(text *url, const char *why)
 }
 
 /*
- * A URL or a strip_params name (what says which) has no UTF-8 form: the
- * ERROR naming the character at byte bad and the text up to it (the rest
- * may not be writable to the client either)
+ * Whether PostgreSQL converts the database encoding to UTF-8: every server
+ * encoding but MULE_INTERNAL has a default conversion (checked once found,
+ * as hash.c keeps the one it finds)
+ */
+static bool
+url_has_conversion(void)
+{
+	static bool found = false;
+
+	if (!found)
+		found = OidIsValid(FindDefaultConversionProc(GetDatabaseEncoding(), PG_UTF8));
+	return found;
+}
+
+/*
+ * A URL or a strip_params name (what says which) given to function fname
+ * has no UTF-8 form: the ERROR naming the character at byte bad and the
+ * text up to it (the rest may not be writable to the client either).  The
+ * hint about strict is for a URL: an unconvertible strip_params name is an
+ * ERROR either way.
  */
 static void
-url_not_utf8(text *value, size_t bad, const char *what)
+url_not_utf8(text *value, size_t bad, const char *what, const char *fname)
 {
 	const char *data = VARDATA_ANY(value);
 	size_t		len = VARSIZE_ANY_EXHDR(value);
 	int			encoding = GetDatabaseEncoding();
+	bool		is_url = strcmp(what, "URL") == 0;
 	int			charlen;
 	int			shown;
 	char		bytes[8 * 5 + 1];
@@ -103,45 +138,69 @@ url_not_utf8(text *value, size_t bad, const char *what)
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 errmsg("invalid byte sequence for encoding \"UTF8\": %s", bytes),
 				 errdetail("It is at byte %zu of the %s \"%.*s%s\"; in a SQL_ASCII database the bytes of a URL are read as UTF-8, the encoding URLs are canonicalised in.",
-						   bad + 1, what, shown, data, shown < (int) bad ? "..." : "")));
+						   bad + 1, what, shown, data, shown < (int) bad ? "..." : ""),
+				 is_url ? errhint("Pass strict => false to get NULL for URLs that cannot be canonicalised.") : 0));
+	if (!url_has_conversion())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s cannot convert the %s \"%.*s...\" from encoding \"%s\" to \"UTF8\"",
+						fname, what, shown, data, GetDatabaseEncodingName()),
+				 errdetail("Its character with byte sequence %s at byte %zu is not ASCII, and PostgreSQL has no conversion from \"%s\" to \"UTF8\", the encoding URLs are canonicalised in: in this database only URLs and strip_params names of ASCII characters can be canonicalised.",
+						   bytes, bad + 1, GetDatabaseEncodingName()),
+				 is_url ? errhint("Pass strict => false to get NULL for URLs that cannot be canonicalised.") : 0));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 			 errmsg("character with byte sequence %s in encoding \"%s\" has no equivalent in encoding \"UTF8\"",
 					bytes, GetDatabaseEncodingName()),
 			 errdetail("It is at byte %zu of the %s \"%.*s%s\"; URLs are canonicalised in UTF-8, whatever the database encoding.",
-					   bad + 1, what, shown, data, shown < (int) bad ? "..." : "")));
+					   bad + 1, what, shown, data, shown < (int) bad ? "..." : ""),
+			 is_url ? errhint("Pass strict => false to get NULL for URLs that cannot be canonicalised.") : 0));
 }
 
 /*
  * The characters of a text in UTF-8 (see the top of this file): its own
- * bytes, or a palloc'd copy in the current context
+ * bytes, or a palloc'd copy in the current context; NULL when it has none,
+ * *bad the offset of the first character that has none
  */
 static const char *
-url_text_as_utf8(text *value, int *len, const char *what)
+url_text_as_utf8(text *value, int *len, size_t *bad)
 {
 	const char *data = VARDATA_ANY(value);
 	size_t		n = VARSIZE_ANY_EXHDR(value);
-	size_t		bad;
+	int			encoding = GetDatabaseEncoding();
 	const char *utf8;
+	size_t		i;
 
-	if (GetDatabaseEncoding() == PG_SQL_ASCII)
+	if (encoding == PG_SQL_ASCII)
 	{
-		bad = (size_t) pg_encoding_verifymbstr(PG_UTF8, data, (int) n);
-		if (bad < n)
-			url_not_utf8(value, bad, what);
+		*bad = (size_t) pg_encoding_verifymbstr(PG_UTF8, data, (int) n);
+		if (*bad < n)
+			return NULL;
 		*len = (int) n;
 		return data;
 	}
-	utf8 = sbf_text_as_utf8(data, &n, &bad);
-	if (utf8 == NULL)
-		url_not_utf8(value, bad, what);
-	*len = (int) n;
+	if (encoding != PG_UTF8 && !url_has_conversion())
+	{
+		/* MULE_INTERNAL: only ASCII has a UTF-8 form we know */
+		for (i = 0; i < n; i++)
+			if (IS_HIGHBIT_SET(data[i]))
+			{
+				*bad = i;
+				return NULL;
+			}
+		*len = (int) n;
+		return data;
+	}
+	CHECK_FOR_INTERRUPTS();
+	utf8 = sbf_text_as_utf8(data, &n, bad);
+	if (utf8 != NULL)
+		*len = (int) n;
 	return utf8;
 }
 
-/* the bytes of a URL to canonicalise */
+/* the bytes of a URL to canonicalise, or NULL when it has none in UTF-8 */
 static const char *
-url_as_utf8(text *url, int *len)
+url_as_utf8(text *url, int *len, size_t *bad)
 {
 	/*
 	 * Longer than URL_MAX_LENGTH in UTF-8 too (a character is at most this
@@ -153,7 +212,7 @@ url_as_utf8(text *url, int *len)
 		*len = VARSIZE_ANY_EXHDR(url);
 		return VARDATA_ANY(url);
 	}
-	return url_text_as_utf8(url, len, "URL");
+	return url_text_as_utf8(url, len, bad);
 }
 
 static UrlQueryMode
@@ -176,20 +235,39 @@ url_query_mode(text *mode)
 /*
  * A strip_params name as the canonical query spells it: its characters in
  * UTF-8, the non-ASCII bytes percent-encoded, so that 'straße' strips
- * straße=1 in a database of any encoding
+ * straße=1 in a database of any encoding.  NULL for a name longer than any
+ * parameter name can be (URL_MAX_NAME_LENGTH): it never matches, and is
+ * skipped before a conversion or an escape of up to a gigabyte.  A name
+ * with no UTF-8 form is the caller's error, an ERROR whatever strict says.
  */
 static char *
 url_strip_name(text *name)
 {
+	const Size	longest = URL_MAX_NAME_LENGTH + 1;	/* and a trailing '*' */
 	int			len;
-	const char *utf8 = url_text_as_utf8(name, &len, "strip_params name");
+	size_t		bad;
+	const char *utf8;
 	StringInfoData buf;
 
+	/* a character is at least one byte in UTF-8 */
+	if (VARSIZE_ANY_EXHDR(name) > longest * pg_database_encoding_max_length())
+		return NULL;
+	utf8 = url_text_as_utf8(name, &len, &bad);
+	if (utf8 == NULL)
+		url_not_utf8(name, bad, "strip_params name", "url_canonical");
+	if ((Size) len > longest)
+		return NULL;
 	initStringInfo(&buf);
 	url_escape_non_ascii(utf8, len, &buf);
+	if ((Size) buf.len > longest)
+	{
+		pfree(buf.data);
+		return NULL;
+	}
 	return buf.data;
 }
 
+/* the strip list of arr into opts, in the current context */
 static void
 url_strip_list(ArrayType *arr, UrlOptions *opts)
 {
@@ -207,37 +285,94 @@ url_strip_list(ArrayType *arr, UrlOptions *opts)
 	opts->nstrip = 0;
 	for (i = 0; i < n; i++)
 	{
+		char	   *name;
+
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("strip_params must not contain NULL")));
-		opts->strip[opts->nstrip++] = url_strip_name(DatumGetTextPP(elems[i]));
-		if (i % 1024 == 1023)
-			CHECK_FOR_INTERRUPTS();
+		name = url_strip_name(DatumGetTextPP(elems[i]));
+		if (name != NULL)
+			opts->strip[opts->nstrip++] = name;
 	}
+}
+
+/*
+ * The strip list of arr into opts: the one this call site built for the
+ * same array, or a new one, kept for the next call when arr is not large
+ */
+static void
+url_strip_list_cached(FunctionCallInfo fcinfo, ArrayType *arr, UrlOptions *opts)
+{
+	UrlCallCache *cache = url_call_cache(fcinfo);
+	MemoryContext oldcxt;
+
+	if (cache->strip_array != NULL &&
+		VARSIZE(arr) == VARSIZE(cache->strip_array) &&
+		memcmp(arr, cache->strip_array, VARSIZE(arr)) == 0)
+	{
+		opts->nstrip = cache->nstrip;
+		opts->strip = cache->strip;
+		return;
+	}
+	if (VARSIZE(arr) > URL_STRIP_CACHE_MAX)
+	{
+		url_strip_list(arr, opts);
+		return;
+	}
+
+	/* forget the old list first: an ERROR below leaves none */
+	cache->strip_array = NULL;
+	if (cache->stripcxt == NULL)
+		cache->stripcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+												"sbf url strip_params",
+												ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(cache->stripcxt);
+	oldcxt = MemoryContextSwitchTo(cache->stripcxt);
+	url_strip_list(arr, opts);
+	cache->nstrip = opts->nstrip;
+	cache->strip = opts->strip;
+	cache->strip_array = (ArrayType *) palloc(VARSIZE(arr));
+	memcpy(cache->strip_array, arr, VARSIZE(arr));
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
  * The canonical form of the first argument into result: false when it has
  * none and strict is false (the caller returns NULL); an ERROR when strict.
+ * A URL with no UTF-8 form has none.
  */
 static bool
 url_compute(FunctionCallInfo fcinfo, const UrlOptions *opts, bool strict,
-			UrlResult *result)
+			const char *fname, UrlResult *result)
 {
 	text	   *url = PG_GETARG_TEXT_PP(0);
-	MemoryContext workcxt = url_work_context(fcinfo);
+	MemoryContext workcxt = url_call_cache(fcinfo)->workcxt;
 	MemoryContext oldcxt;
 	const char *utf8;
 	int			len;
+	size_t		bad;
 
+	MemoryContextReset(workcxt);
 	oldcxt = MemoryContextSwitchTo(workcxt);
-	utf8 = url_as_utf8(url, &len);
+	utf8 = url_as_utf8(url, &len, &bad);
+	if (utf8 == NULL)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		if (strict)
+			url_not_utf8(url, bad, "URL", fname);
+		return false;
+	}
 	url_canonicalize(utf8, len, opts, workcxt, result);
 	MemoryContextSwitchTo(oldcxt);
 
 	if (result->invalid == NULL)
 		return true;
+	/* what is longer than 1 MB: the URL, or the UTF-8 it was converted to */
+	if (len > URL_MAX_LENGTH && VARSIZE_ANY_EXHDR(url) <= URL_MAX_LENGTH)
+		result->invalid = "its UTF-8 form is longer than 1 MB";
 	if (strict)
 		url_invalid(url, result->invalid);
 	return false;
@@ -254,8 +389,8 @@ sbf_url_canonical(PG_FUNCTION_ARGS)
 	UrlResult	result;
 
 	opts.query = url_query_mode(PG_GETARG_TEXT_PP(1));
-	url_strip_list(PG_GETARG_ARRAYTYPE_P(2), &opts);
-	if (!url_compute(fcinfo, &opts, PG_GETARG_BOOL(3), &result))
+	url_strip_list_cached(fcinfo, PG_GETARG_ARRAYTYPE_P(2), &opts);
+	if (!url_compute(fcinfo, &opts, PG_GETARG_BOOL(3), "url_canonical", &result))
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(result.url.data, result.url.len));
 }
@@ -270,7 +405,8 @@ sbf_url_host(PG_FUNCTION_ARGS)
 	UrlOptions	opts = {URL_QUERY_DROP, 0, NULL};
 	UrlResult	result;
 
-	if (!url_compute(fcinfo, &opts, PG_GETARG_BOOL(1), &result) || !result.has_host)
+	if (!url_compute(fcinfo, &opts, PG_GETARG_BOOL(1), "url_host", &result) ||
+		!result.has_host)
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(result.url.data + result.host_start,
 											  result.host_len));

@@ -202,8 +202,10 @@ foreach my $db ('utf8db', 'latin1db', 'sql_asciidb', 'euc_jpdb')
 }
 
 # A URL that cannot be canonicalised in UTF-8 is an ERROR naming it and its
-# character, strict => false or not: bytes that are not UTF-8 in a SQL_ASCII
-# database, a character with no UTF-8 form (a user-defined one) in EUC_JP
+# character, or NULL with strict => false, as any URL without a canonical
+# form (one in a batch does not abort it): bytes that are not UTF-8 in a
+# SQL_ASCII database, a character with no UTF-8 form (a user-defined one) in
+# EUC_JP.  A strip_params name is the caller's: an ERROR either way.
 foreach my $case (
 	[
 		'sql_asciidb', 'SQL_ASCII', '68747470733a2f2f612e6578616d706c652f78df2f79',
@@ -215,21 +217,82 @@ foreach my $case (
 	])
 {
 	my ($db, $encoding, $hex, $error) = @$case;
-	foreach my $call ('url_canonical(u)', 'url_canonical(u, strict => false)',
-		'url_host(u, strict => false)')
+	foreach my $call ('url_canonical(u)', 'url_host(u)')
 	{
 		my ($ret, $stdout, $stderr) = $node->psql($db,
 			"\\set VERBOSITY verbose\nSELECT $call FROM convert_from('\\x$hex'::bytea, '$encoding') u");
 		like($stderr, $error, "$db: $call of a URL without a UTF-8 form is an ERROR naming it");
 	}
-	my ($ret, $stdout, $stderr) = $node->psql($db,
-		"SELECT url_canonical('http://a.example/', strip_params => ARRAY[u]) FROM convert_from('\\x$hex'::bytea, '$encoding') u"
-	);
+	my ($ret, $nulls, $stderr) = $node->psql($db,
+		"SELECT count(*) FILTER (WHERE url_canonical(u, strict => false) IS NULL), "
+		  . "count(*) FILTER (WHERE url_host(u, strict => false) IS NULL), "
+		  . "string_agg(url_canonical(u, strict => false), ' ') "
+		  . "FROM (VALUES (convert_from('\\x$hex'::bytea, '$encoding')), ('http://b.example/')) v(u)");
+	$nulls .= $stderr;
+	is($nulls, '1|1|http://b.example/',
+		"$db: with strict => false, url_canonical and url_host of that URL are NULL, and the next URL is canonicalised ($nulls)");
+	foreach my $strict ('true', 'false')
+	{
+		my ($ret, $stdout, $stderr) = $node->psql($db,
+			"SELECT url_canonical('http://a.example/', strip_params => ARRAY[u], strict => $strict) FROM convert_from('\\x$hex'::bytea, '$encoding') u"
+		);
+		like(
+			$stderr,
+			qr/DETAIL:  It is at byte 20 of the strip_params name "https:\/\/a.example\/x"/,
+			"$db: a strip_params name without a UTF-8 form is an ERROR naming it (strict => $strict)");
+	}
+}
+
+# A URL of 600,000 bytes in LATIN1 is 1.2 MB in UTF-8: the DETAIL says which
+# is longer than 1 MB
+my ($ret_long, $out_long, $err_long) = $node->psql('latin1db',
+	"SELECT url_canonical('http://x/' || repeat(chr(223), 600000))");
+like(
+	$err_long,
+	qr/DETAIL:  The URL is invalid because its UTF-8 form is longer than 1 MB\./,
+	'latin1db: a URL of 0.6 MB whose UTF-8 form is 1.2 MB is refused as such');
+
+# A MULE_INTERNAL database: PostgreSQL has no conversion from it to UTF-8.
+# An ASCII URL or strip_params name is canonicalised as in every database;
+# a non-ASCII one is an ERROR 0A000 in url_canonical's terms (or NULL with
+# strict => false), not the filters' "cannot hash" (42883), which hashing
+# such a text still is.
+$node->safe_psql('postgres',
+	"CREATE DATABASE muledb ENCODING 'MULE_INTERNAL' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+$node->safe_psql('muledb', 'CREATE EXTENSION sbf');
+my $mule_ascii = $node->safe_psql('muledb',
+	q{SELECT url_canonical('HTTP://Example.COM:80/a/./b/../c?utm_id=1&x=%7e#top', strip_params => '{utm_*}') || ' ' || url_host('https://WWW.Example.com/')});
+is($mule_ascii, 'http://example.com/a/c?x=~ www.example.com',
+	"muledb: url_canonical and url_host of ASCII URLs ($mule_ascii)");
+
+# 'http://x/', then U&'\00DFe' in MULE_INTERNAL (LATIN1's 0xdf, 'ß', after
+# its charset byte 0x81)
+my $mule = "convert_from('\\x687474703a2f2f782f81df65'::bytea, 'MULE_INTERNAL')";
+foreach my $call ('url_canonical', 'url_host')
+{
+	my ($ret, $stdout, $stderr) = $node->psql('muledb',
+		"\\set VERBOSITY verbose\nSELECT $call($mule)");
 	like(
 		$stderr,
-		qr/DETAIL:  It is at byte 20 of the strip_params name "https:\/\/a.example\/x"/,
-		"$db: a strip_params name without a UTF-8 form is an ERROR naming it");
+		qr/ERROR:  0A000: $call cannot convert the URL "http:\/\/x\/\.\.\." from encoding "MULE_INTERNAL" to "UTF8"\nDETAIL:  Its character with byte sequence 0x81 0xdf at byte 10 is not ASCII, and PostgreSQL has no conversion from "MULE_INTERNAL" to "UTF8"/,
+		"muledb: $call of a non-ASCII URL is an ERROR naming the function, the URL and the encoding");
+	my ($ret2, $null, $stderr2) =
+	  $node->psql('muledb', "SELECT $call($mule, strict => false) IS NULL");
+	is($null . $stderr2, 't', "muledb: $call of a non-ASCII URL with strict => false is NULL");
 }
+foreach my $strict ('true', 'false')
+{
+	my ($ret, $stdout, $stderr) = $node->psql('muledb',
+		"\\set VERBOSITY verbose\nSELECT url_canonical('http://x/?a=1', strip_params => ARRAY['b', 'a' || $mule], strict => $strict)");
+	like(
+		$stderr,
+		qr/ERROR:  0A000: url_canonical cannot convert the strip_params name "ahttp:\/\/x\/\.\.\." from encoding "MULE_INTERNAL" to "UTF8"/,
+		"muledb: a non-ASCII strip_params name is an ERROR (strict => $strict)");
+}
+my ($ret, $stdout, $stderr) = $node->psql('muledb',
+	"\\set VERBOSITY verbose\nSELECT url_signature($mule)");
+like($stderr, qr/ERROR:  42883: cannot hash text of encoding "MULE_INTERNAL"/,
+	'muledb: url_signature of a non-ASCII text is still the "cannot hash" ERROR');
 
 # A shared filter of canonical URLs made in the UTF8 database, to be asked
 # in the LATIN1 database it is restored into ('caf\00E9' has no scheme: NULL)
