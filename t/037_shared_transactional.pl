@@ -185,5 +185,30 @@ is($node->safe_psql('postgres', $held), 500, 'adds while a snapshot is held: all
 is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
 
 $standby->stop;
+
+# the margin is clamped to half autovacuum_freeze_max_age, as PostgreSQL
+# clamps freeze_min_age: a larger vacuum_freeze_min_age would keep a
+# folded xid (and relfrozenxid) past the age that starts an
+# anti-wraparound VACUUM, which autovacuum would then run again and again
+$node->append_conf('postgresql.conf',
+	"autovacuum = off\nautovacuum_freeze_max_age = 100000\n");
+$node->restart;
+$node->safe_psql('postgres', q{
+	SELECT shared_bloom_create('clamped', 1000, 0.01);
+	SELECT shared_test_and_add('clamped', 'https://clamped.example/');
+	VACUUM clamped});
+my $clamped = q{SET vacuum_freeze_min_age = 1000000000; VACUUM clamped;
+	SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'clamped'};
+cmp_ok($node->safe_psql('postgres', $clamped), '>=', 1,
+	'VACUUM keeps a young folded xid');
+$node->safe_psql('postgres',
+	q{DO $$ BEGIN FOR i IN 1 .. 50010 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$});
+cmp_ok($node->safe_psql('postgres', $clamped), '<', 5,
+	'and clears it once it is half autovacuum_freeze_max_age old, '
+	  . 'whatever vacuum_freeze_min_age says');
+is($node->safe_psql('postgres',
+		q{SELECT shared_contains('clamped', 'https://clamped.example/')}),
+	't', 'the value stays');
+
 $node->stop;
 done_testing();
