@@ -41,6 +41,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/autovacuum.h"
 #include "replication/logicalworker.h"
 #include "storage/procarray.h"
 #include "storage/smgr.h"
@@ -731,20 +732,30 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
  * filter's pages keep transaction ids in their pending adds and folded
  * xids, so the table has a relfrozenxid, and VACUUM folds or drops every
  * pending add whose transaction has ended (and every snapshot sees),
- * clears the folded xids older than the freeze limit (vacuum_freeze_min_age
- * before the horizon: a standby's query may still need one a little older
- * than the horizon) and advances it to the oldest that stays.  The
- * commit log can then be truncated past it: an anti-wraparound VACUUM
- * (autovacuum runs it whatever its settings) keeps every id a page holds
- * readable.
+ * clears the folded xids older than the freeze limit and advances it to
+ * the oldest that stays.  The commit log can then be truncated past it: an
+ * anti-wraparound VACUUM (autovacuum runs it whatever its settings) keeps
+ * every id a page holds readable.
+ *
+ * The freeze limit is vacuum_freeze_min_age before the horizon, the
+ * setting's value whatever VACUUM's FREEZE option or the table's
+ * autovacuum_freeze_min_age say: a standby's snapshot is not in the
+ * horizon without hot_standby_feedback, and generic WAL raises no recovery
+ * conflict, so a folded xid is what keeps a standby's scan whose snapshot
+ * is older from reading adds it never saw; VACUUM FREEZE (freeze_min_age
+ * 0) clearing it at once would let that scan read them.  It is clamped to
+ * half autovacuum_freeze_max_age, as PostgreSQL clamps freeze_min_age: a
+ * folded xid kept is at most that old (plus the horizon's lag), so after
+ * an anti-wraparound VACUUM the table's relfrozenxid is at most about
+ * half autovacuum_freeze_max_age old, and the next is that far away.
  */
 static void
 sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
 	TransactionId frozen = GetOldestNonRemovableTransactionId(rel);
-	int			freeze_min_age = params->freeze_min_age >= 0 ?
-		params->freeze_min_age : vacuum_freeze_min_age;
+	int			freeze_min_age = Min(vacuum_freeze_min_age,
+									 autovacuum_freeze_max_age / 2);
 	TransactionId forget = frozen - (TransactionId) freeze_min_age;
 	bool		frozenxid_updated;
 	bool		minmulti_updated;

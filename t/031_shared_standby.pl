@@ -32,6 +32,10 @@ $primary->backup('base');
 
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
+# (the defaults, said: the primary does not know the standby's snapshots,
+# and replay waits for a query rather than cancel it)
+$standby->append_conf('postgresql.conf',
+	"hot_standby_feedback = off\nmax_standby_streaming_delay = -1\n");
 $standby->start;
 
 my $present = q{'https://site' || (g % 97) || '.example/' || g};
@@ -82,6 +86,62 @@ is($standby->safe_psql('postgres',
 	$primary->safe_psql('postgres',
 		"SELECT md5(shared_stablebloom_snapshot('recent')::text)"),
 	'stable filter: every cell on the standby as on the primary');
+
+# A dump on a standby without hot_standby_feedback: the primary folds a
+# batch committed after the standby's snapshot into the page's bits (its
+# horizon does not count that snapshot), and records it as the page's
+# folded xid, so the standby's scan refuses the page.  VACUUM FREEZE keeps
+# the folded xid as VACUUM does, until it is vacuum_freeze_min_age old
+# (generic WAL raises no recovery conflict: clearing it would let the
+# scan read the batch)
+$primary->safe_psql('postgres', q{
+	SELECT shared_bloom_create('sb', 1000, 0.01);
+	SELECT shared_test_and_add('sb', ARRAY(SELECT 'base' || g FROM generate_series(1, 5) g));
+});
+$primary->wait_for_catchup($standby);
+my $held = $standby->background_psql('postgres', on_error_stop => 0);
+$held->query_safe(
+	'BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sb; SAVEPOINT s;');
+$primary->safe_psql('postgres', q{
+	SELECT shared_test_and_add('sb', ARRAY(SELECT 'batch' || g FROM generate_series(1, 10) g))});
+$primary->safe_psql('postgres', q{SELECT shared_test_and_add('sb', 'later')});
+$primary->wait_for_catchup($standby);
+my $copy = $standby->basedir . '/sb.copy';
+my ($out, $failed) = $held->query("COPY sb TO '$copy'");
+is($failed, 1, 'the standby\'s older snapshot: the folded page is refused');
+like($held->{stderr}, qr/could not read page \d+ of shared filter "sb" as of this snapshot/,
+	'with a serialization failure');
+$held->{stderr} = '';
+$held->query_safe('ROLLBACK TO s');
+$primary->safe_psql('postgres', 'VACUUM (FREEZE) sb');
+$primary->safe_psql('postgres', 'VACUUM (FREEZE) sb');
+$primary->wait_for_catchup($standby);
+($out, $failed) = $held->query("COPY sb TO '$copy'");
+is($failed, 1, 'after VACUUM FREEZE twice on the primary, still refused');
+like($held->{stderr}, qr/could not read page \d+ of shared filter "sb" as of this snapshot/,
+	'with the same serialization failure');
+if (!$failed)
+{
+	$primary->safe_psql('postgres', qq{
+		CREATE TABLE sb_restored (page bigint, data bytea) USING sbf_filter;
+		COPY sb_restored FROM '$copy'});
+	diag('the dump holds '
+		  . $primary->safe_psql('postgres', q{
+			SELECT count(*) FROM generate_series(1, 10) g
+			 WHERE shared_contains('sb_restored', 'batch' || g)})
+		  . ' of the 10 values of the batch its snapshot did not see');
+}
+$held->quit;
+# a snapshot taken after the batch reads every page, batch included
+$standby->safe_psql('postgres', "COPY sb TO '$copy'");
+$primary->safe_psql('postgres', qq{
+	DROP TABLE IF EXISTS sb_restored;
+	CREATE TABLE sb_restored (page bigint, data bytea) USING sbf_filter;
+	COPY sb_restored FROM '$copy'});
+is($primary->safe_psql('postgres', q{
+		SELECT count(*) FROM generate_series(1, 10) g
+		 WHERE shared_contains('sb_restored', 'batch' || g)}),
+	10, 'a dump on the standby with a newer snapshot holds the batch');
 
 # adding on the standby is an ERROR, as nextval() is
 my ($ret, $stdout, $stderr) = $standby->psql('postgres',

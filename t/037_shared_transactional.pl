@@ -127,24 +127,34 @@ is( $standby->safe_psql('postgres', q{
 
 # VACUUM folds every pending add and advances relfrozenxid to the oldest
 # transaction id a page keeps: a page's folded xid stays until it is
-# vacuum_freeze_min_age old, as a heap tuple's xmin stays unfrozen, and
-# VACUUM FREEZE clears it (none running here: the oldest that could be)
+# vacuum_freeze_min_age old, as a heap tuple's xmin stays unfrozen.
+# VACUUM FREEZE keeps it all the same (a standby's older snapshot needs it:
+# t/031), so relfrozenxid stays where VACUUM left it, at the oldest folded
+# xid; only the setting clears it: with vacuum_freeze_min_age 0, VACUUM
+# advances relfrozenxid to the oldest running (none here)
 is($node->safe_psql('postgres',
 		q{SELECT relfrozenxid <> '0'::xid FROM pg_class WHERE relname = 'frontier_seen'}),
 	't', 'the filter has a relfrozenxid from its creation');
 $node->safe_psql('postgres',
 	q{DO $$ BEGIN FOR i IN 1 .. 50 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$});
-my $age_before = $node->safe_psql('postgres',
-	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+my $frozenxid = q{SELECT relfrozenxid FROM pg_class WHERE relname = 'frontier_seen'};
+my $age = q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'};
+my $age_before = $node->safe_psql('postgres', $age);
 $node->safe_psql('postgres', q{VACUUM frontier_seen});
-my $age_vacuum = $node->safe_psql('postgres',
-	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+my $age_vacuum = $node->safe_psql('postgres', $age);
+my $xid_vacuum = $node->safe_psql('postgres', $frozenxid);
 $node->safe_psql('postgres', q{VACUUM (FREEZE) frontier_seen});
-my $age_after = $node->safe_psql('postgres',
-	q{SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'frontier_seen'});
+my $xid_freeze = $node->safe_psql('postgres', $frozenxid);
+$node->safe_psql('postgres',
+	q{SET vacuum_freeze_min_age = 0; VACUUM frontier_seen});
+my $age_after = $node->safe_psql('postgres', $age);
 cmp_ok($age_before, '>=', 50, 'the filter\'s relfrozenxid ages');
 cmp_ok($age_vacuum, '<', $age_before, 'VACUUM advances it');
-cmp_ok($age_after, '<', 5, 'VACUUM FREEZE advances it to the oldest running');
+cmp_ok($age_vacuum, '>=', 50, 'to the oldest folded xid, from before the 50');
+is($xid_freeze, $xid_vacuum,
+	'VACUUM FREEZE keeps the folded xids younger than vacuum_freeze_min_age');
+cmp_ok($age_after, '<', 5,
+	'with vacuum_freeze_min_age 0, VACUUM advances it to the oldest running');
 is($node->safe_psql('postgres', q{SELECT shared_info('frontier_seen', true) -> 'uncommitted_adds'}),
 	'0', 'no uncommitted add is left');
 is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
@@ -175,5 +185,30 @@ is($node->safe_psql('postgres', $held), 500, 'adds while a snapshot is held: all
 is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
 
 $standby->stop;
+
+# the margin is clamped to half autovacuum_freeze_max_age, as PostgreSQL
+# clamps freeze_min_age: a larger vacuum_freeze_min_age would keep a
+# folded xid (and relfrozenxid) past the age that starts an
+# anti-wraparound VACUUM, which autovacuum would then run again and again
+$node->append_conf('postgresql.conf',
+	"autovacuum = off\nautovacuum_freeze_max_age = 100000\n");
+$node->restart;
+$node->safe_psql('postgres', q{
+	SELECT shared_bloom_create('clamped', 1000, 0.01);
+	SELECT shared_test_and_add('clamped', 'https://clamped.example/');
+	VACUUM clamped});
+my $clamped = q{SET vacuum_freeze_min_age = 1000000000; VACUUM clamped;
+	SELECT age(relfrozenxid) FROM pg_class WHERE relname = 'clamped'};
+cmp_ok($node->safe_psql('postgres', $clamped), '>=', 1,
+	'VACUUM keeps a young folded xid');
+$node->safe_psql('postgres',
+	q{DO $$ BEGIN FOR i IN 1 .. 50010 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$});
+cmp_ok($node->safe_psql('postgres', $clamped), '<', 5,
+	'and clears it once it is half autovacuum_freeze_max_age old, '
+	  . 'whatever vacuum_freeze_min_age says');
+is($node->safe_psql('postgres',
+		q{SELECT shared_contains('clamped', 'https://clamped.example/')}),
+	't', 'the value stays');
+
 $node->stop;
 done_testing();
