@@ -24,9 +24,11 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/sinval.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
@@ -180,17 +182,35 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 }
 
 /*
- * What sieve_contains found out about seen, kept for the rest of the query
- * (the lock it takes on seen lasts to the end of the transaction)
+ * What sieve_contains found out about seen's shape, kept at its call site
+ * (fn_extra, which a plpgsql simple expression keeps for the whole
+ * transaction) while the catalogs stand still: refilled when the seen
+ * asked for differs, or when an invalidation was processed since it was
+ * filled, ours (an ALTER TABLE earlier in the transaction, which does not
+ * move SharedInvalidMessageCounter) or another backend's.  What depends on
+ * the user, the security context or row_security (SELECT, row-level
+ * security) is not kept: checked on every call.
  */
 typedef struct ContainsCache
 {
 	Oid			seen;
+	uint64		local_epoch;	/* sieve_inval_epoch when filled */
+	uint64		shared_epoch;	/* SharedInvalidMessageCounter when filled */
 	bool		compressed;
 	Oid			index;			/* on head, or on sig */
 	AttrNumber	head_att;		/* a compressed seen's columns */
 	AttrNumber	chunk_att;
 } ContainsCache;
+
+/* Moved by every relcache invalidation this backend processes */
+static uint64 sieve_inval_epoch = 0;
+static bool sieve_inval_registered = false;
+
+static void
+sieve_inval_callback(Datum arg, Oid relid)
+{
+	sieve_inval_epoch++;
+}
 
 /*
  * The caller may read seen: SELECT on the table, checked before any lock
@@ -305,15 +325,24 @@ sieve_contains(PG_FUNCTION_ARGS)
 	Relation	seen;
 	bool		found;
 
-	if (cache == NULL || cache->seen != seen_oid)
-		check_select(seen_oid);
+	if (!sieve_inval_registered)
+	{
+		CacheRegisterRelcacheCallback(sieve_inval_callback, (Datum) 0);
+		sieve_inval_registered = true;
+	}
+	check_select(seen_oid);
+	/* the lock processes the invalidations pending, ours and others' */
 	seen = table_open(seen_oid, AccessShareLock);
-	if (cache == NULL || cache->seen != seen_oid)
+	if (cache == NULL || cache->seen != seen_oid ||
+		cache->local_epoch != sieve_inval_epoch ||
+		cache->shared_epoch != SharedInvalidMessageCounter)
 	{
 		if (cache == NULL)
 			cache = fcinfo->flinfo->fn_extra =
 				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ContainsCache));
 		cache->seen = InvalidOid;
+		cache->local_epoch = sieve_inval_epoch;
+		cache->shared_epoch = SharedInvalidMessageCounter;
 		cache->compressed = sieve_store_is_compressed(seen_oid);
 		if (cache->compressed)
 		{
@@ -323,9 +352,10 @@ sieve_contains(PG_FUNCTION_ARGS)
 		}
 		else
 			cache->index = check_plain(seen, "sieve_contains");
-		check_readable(seen, "sieve_contains");
+		/* what these read may have moved the epochs: filled as of the start */
 		cache->seen = seen_oid;
 	}
+	check_readable(seen, "sieve_contains");
 	found = cache->compressed ?
 		sieve_store_contains(seen, cache->index, cache->head_att,
 							 cache->chunk_att, signature) :
