@@ -334,6 +334,38 @@ SET LOCAL row_security = off;
 SELECT probe('secret_pseen', 'https://example.org/2');
 ROLLBACK;
 RESET ROLE;
+-- and a privilege, a membership, a policy taken away after a call, in the
+-- same transaction
+ALTER TABLE secret_pseen DISABLE ROW LEVEL SECURITY;
+ALTER TABLE secret_zseen DISABLE ROW LEVEL SECURITY;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_pseen', 'https://example.org/2');
+RESET ROLE;
+REVOKE SELECT ON secret_pseen FROM sieve_readers_role;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_pseen', 'https://example.org/2');
+ROLLBACK;
+REVOKE SELECT ON secret_pseen, secret_zseen FROM sieve_readers_role;
+GRANT sieve_readers_owner TO sieve_readers_role;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+RESET ROLE;
+REVOKE sieve_readers_owner FROM sieve_readers_role;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+ROLLBACK;
+REVOKE sieve_readers_owner FROM sieve_readers_role;
+GRANT SELECT ON secret_pseen, secret_zseen TO sieve_readers_role;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+RESET ROLE;
+ALTER TABLE secret_zseen ENABLE ROW LEVEL SECURITY;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+ROLLBACK;
 DROP TABLE secret_pseen, secret_zseen;
 DROP FUNCTION owner_probe(regclass);
 
