@@ -279,5 +279,133 @@ SELECT pg_temp.error_of($$ SELECT count(*) FROM sieve_signatures('zseen') $$);
 DELETE FROM zseen WHERE head = (SELECT sig FROM inside);
 SELECT count(*) FILTER (WHERE sieve_contains('zseen', 'https://example.org/' || g)) FROM generate_series(1, 2000) g;
 
+--
+-- A call site that outlives a statement (a plpgsql simple expression keeps
+-- its own for the whole transaction): the checks hold for each call.  A
+-- SECURITY DEFINER function whose owner may read a seen lends its caller
+-- nothing once it returns: SELECT and row-level security are checked for
+-- the current user on every call
+--
+CREATE ROLE sieve_readers_owner;
+GRANT USAGE ON SCHEMA sieve_readers TO sieve_readers_owner;
+CREATE TABLE secret_pseen (sig bigint PRIMARY KEY);
+INSERT INTO secret_pseen SELECT sig FROM pseen;
+SELECT sieve_seen_create('secret_zseen') IS NOT NULL AS created;
+SELECT sieve_seen_import('secret_zseen', 'secret_pseen');
+ALTER TABLE secret_pseen OWNER TO sieve_readers_owner;
+ALTER TABLE secret_zseen OWNER TO sieve_readers_owner;
+CREATE FUNCTION probe(seen regclass, url text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN sieve_contains(seen, url);
+END $$;
+CREATE FUNCTION owner_probe(seen regclass) RETURNS boolean LANGUAGE sql SECURITY DEFINER
+	AS $$ SELECT probe(seen, 'https://example.org/1') $$;
+ALTER FUNCTION owner_probe(regclass) OWNER TO sieve_readers_owner;
+SET ROLE sieve_readers_role;
+SELECT probe('secret_pseen', 'https://example.org/2');
+BEGIN;
+SELECT owner_probe('secret_pseen');
+SELECT probe('secret_pseen', 'https://example.org/2'), probe('secret_pseen', 'https://example.org/nope');
+ROLLBACK;
+BEGIN;
+SELECT owner_probe('secret_zseen');
+SELECT probe('secret_zseen', 'https://example.org/2'), probe('secret_zseen', 'https://example.org/nope');
+ROLLBACK;
+RESET ROLE;
+-- the same with SELECT granted and a policy that hides every row
+GRANT SELECT ON secret_pseen, secret_zseen TO sieve_readers_role;
+ALTER TABLE secret_pseen ENABLE ROW LEVEL SECURITY;
+ALTER TABLE secret_zseen ENABLE ROW LEVEL SECURITY;
+CREATE POLICY nothing ON secret_pseen USING (false);
+CREATE POLICY nothing ON secret_zseen USING (false);
+SET ROLE sieve_readers_role;
+BEGIN;
+SELECT owner_probe('secret_pseen');
+SELECT probe('secret_pseen', 'https://example.org/2'), probe('secret_pseen', 'https://example.org/nope');
+ROLLBACK;
+BEGIN;
+SELECT owner_probe('secret_zseen');
+SELECT probe('secret_zseen', 'https://example.org/2'), probe('secret_zseen', 'https://example.org/nope');
+ROLLBACK;
+-- and with row_security off, PostgreSQL's own refusal
+BEGIN;
+SELECT owner_probe('secret_pseen');
+SET LOCAL row_security = off;
+SELECT probe('secret_pseen', 'https://example.org/2');
+ROLLBACK;
+RESET ROLE;
+-- and a privilege, a membership, a policy taken away after a call, in the
+-- same transaction
+ALTER TABLE secret_pseen DISABLE ROW LEVEL SECURITY;
+ALTER TABLE secret_zseen DISABLE ROW LEVEL SECURITY;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_pseen', 'https://example.org/2');
+RESET ROLE;
+REVOKE SELECT ON secret_pseen FROM sieve_readers_role;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_pseen', 'https://example.org/2');
+ROLLBACK;
+REVOKE SELECT ON secret_pseen, secret_zseen FROM sieve_readers_role;
+GRANT sieve_readers_owner TO sieve_readers_role;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+RESET ROLE;
+REVOKE sieve_readers_owner FROM sieve_readers_role;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+ROLLBACK;
+REVOKE sieve_readers_owner FROM sieve_readers_role;
+GRANT SELECT ON secret_pseen, secret_zseen TO sieve_readers_role;
+BEGIN;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+RESET ROLE;
+ALTER TABLE secret_zseen ENABLE ROW LEVEL SECURITY;
+SET LOCAL ROLE sieve_readers_role;
+SELECT probe('secret_zseen', 'https://example.org/2');
+ROLLBACK;
+DROP TABLE secret_pseen, secret_zseen;
+DROP FUNCTION owner_probe(regclass);
+
+-- A seen changed under the call site earlier in the same transaction: the
+-- type of sig, the index on sig, the index on head are checked again, and
+-- a change is refused clearly (or read, if what is left is readable)
+BEGIN;
+SELECT probe('pseen', 'https://example.org/a');
+DROP VIEW pseen_view;
+ALTER TABLE pseen ALTER sig TYPE text;
+SELECT probe('pseen', 'https://example.org/a');
+ROLLBACK;
+BEGIN;
+SELECT probe('pseen', 'https://example.org/a');
+ALTER TABLE pseen DROP CONSTRAINT pseen_pkey;
+SELECT probe('pseen', 'https://example.org/a');
+ROLLBACK;
+BEGIN;
+SELECT probe('pseen', 'https://example.org/a');
+ALTER TABLE pseen DROP CONSTRAINT pseen_pkey;
+CREATE UNIQUE INDEX pseen_sig ON pseen (sig);
+SELECT probe('pseen', 'https://example.org/a'), probe('pseen', 'https://example.org/nope');
+ROLLBACK;
+BEGIN;
+SELECT probe('zseen', 'https://example.org/a');
+ALTER TABLE zseen DROP CONSTRAINT zseen_pkey;
+SELECT probe('zseen', 'https://example.org/a');
+ROLLBACK;
+BEGIN;
+SELECT probe('zseen', 'https://example.org/a');
+ALTER TABLE zseen ALTER head TYPE numeric;
+SELECT probe('zseen', 'https://example.org/a');
+ROLLBACK;
+BEGIN;
+SELECT probe('zseen', 'https://example.org/a');
+ALTER TABLE zseen DROP CONSTRAINT zseen_pkey;
+CREATE UNIQUE INDEX zseen_head ON zseen (head);
+SELECT probe('zseen', 'https://example.org/a'), probe('zseen', 'https://example.org/nope');
+ROLLBACK;
+
 DROP SCHEMA sieve_readers CASCADE;
 DROP ROLE sieve_readers_role;
+DROP ROLE sieve_readers_owner;

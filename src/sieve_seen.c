@@ -24,13 +24,16 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/sinval.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
@@ -180,17 +183,63 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 }
 
 /*
- * What sieve_contains found out about seen, kept for the rest of the query
- * (the lock it takes on seen lasts to the end of the transaction)
+ * What sieve_contains found out about seen, kept at its call site
+ * (fn_extra, which a plpgsql simple expression keeps for the whole
+ * transaction) for one user, security context and row_security setting
+ * (SELECT and row-level security depend on them) while the catalogs stand
+ * still: checked and filled again when any of them differs, or when an
+ * invalidation was processed since it was filled, ours (an ALTER TABLE or
+ * GRANT earlier in the transaction, which does not move
+ * SharedInvalidMessageCounter) or another backend's.
  */
 typedef struct ContainsCache
 {
 	Oid			seen;
+	Oid			user;			/* GetUserIdAndSecContext when filled */
+	int			sec_context;
+	bool		row_security;
+	uint64		local_epoch;	/* sieve_inval_epoch when filled */
+	uint64		shared_epoch;	/* SharedInvalidMessageCounter when filled */
 	bool		compressed;
 	Oid			index;			/* on head, or on sig */
 	AttrNumber	head_att;		/* a compressed seen's columns */
 	AttrNumber	chunk_att;
 } ContainsCache;
+
+/*
+ * Moved by every relcache invalidation this backend processes (a table's
+ * columns, indexes, privileges, policies, row-level security flags) and by
+ * every change to roles and their memberships
+ */
+static uint64 sieve_inval_epoch = 0;
+static bool sieve_inval_registered = false;
+
+static void
+sieve_relcache_callback(Datum arg, Oid relid)
+{
+	sieve_inval_epoch++;
+}
+
+static void
+sieve_syscache_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	sieve_inval_epoch++;
+}
+
+/* Does the cache hold for this call? */
+static bool
+contains_cache_valid(ContainsCache *cache, Oid seen_oid)
+{
+	Oid			user;
+	int			sec_context;
+
+	GetUserIdAndSecContext(&user, &sec_context);
+	return cache != NULL && cache->seen == seen_oid &&
+		cache->user == user && cache->sec_context == sec_context &&
+		cache->row_security == row_security &&
+		cache->local_epoch == sieve_inval_epoch &&
+		cache->shared_epoch == SharedInvalidMessageCounter;
+}
 
 /*
  * The caller may read seen: SELECT on the table, checked before any lock
@@ -303,17 +352,36 @@ sieve_contains(PG_FUNCTION_ARGS)
 	int64		signature = sbf_signature(VARDATA_ANY(url), VARSIZE_ANY_EXHDR(url));
 	ContainsCache *cache = (ContainsCache *) fcinfo->flinfo->fn_extra;
 	Relation	seen;
+	bool		checked;
 	bool		found;
 
-	if (cache == NULL || cache->seen != seen_oid)
-		check_select(seen_oid);
-	seen = table_open(seen_oid, AccessShareLock);
-	if (cache == NULL || cache->seen != seen_oid)
+	if (!sieve_inval_registered)
 	{
+		CacheRegisterRelcacheCallback(sieve_relcache_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, sieve_syscache_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, sieve_syscache_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, sieve_syscache_callback, (Datum) 0);
+		sieve_inval_registered = true;
+	}
+	checked = !contains_cache_valid(cache, seen_oid);
+	if (checked)
+		check_select(seen_oid);
+	/* the lock processes the invalidations pending, ours and others' */
+	seen = table_open(seen_oid, AccessShareLock);
+	if (!contains_cache_valid(cache, seen_oid))
+	{
+		/* an invalidation that came with the lock: SELECT again */
+		if (!checked)
+			check_select(seen_oid);
 		if (cache == NULL)
 			cache = fcinfo->flinfo->fn_extra =
 				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ContainsCache));
 		cache->seen = InvalidOid;
+		/* what the checks read may move the epochs: filled as of the start */
+		GetUserIdAndSecContext(&cache->user, &cache->sec_context);
+		cache->row_security = row_security;
+		cache->local_epoch = sieve_inval_epoch;
+		cache->shared_epoch = SharedInvalidMessageCounter;
 		cache->compressed = sieve_store_is_compressed(seen_oid);
 		if (cache->compressed)
 		{
