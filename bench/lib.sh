@@ -60,6 +60,31 @@ VACUUM ANALYZE $1;
 SQL
 }
 
+# builds_beside REV NAME: build sbf at commit REV beside the tree, build and
+# install the tree, and start the throwaway cluster; the two libraries are
+# kept as $BENCH_TMP/base.so and $BENCH_TMP/NAME.so, for use_build to swap
+# between runs of one cluster (the benchmarks that compare a change with
+# the commit before it, in the same run).  The tree's build is installed
+# again at exit.
+builds_beside() {
+	local rev=$1 name=$2 lib
+	lib=$("$PG_CONFIG" --pkglibdir)/sbf.so
+	say "building $rev"
+	mkdir "$BENCH_TMP/base"
+	git -C "$SBF_ROOT" archive "$rev" | tar -x -C "$BENCH_TMP/base"
+	make -C "$BENCH_TMP/base" -s -j2 PG_CONFIG="$PG_CONFIG" >/dev/null || die "build of $rev failed"
+	cp "$BENCH_TMP/base/sbf.so" "$BENCH_TMP/base.so"
+	build_and_install
+	cp "$lib" "$BENCH_TMP/$name.so"
+	start_cluster
+	BUILD_LIB=$lib
+	trap "use_build $name; stop_cluster; rm -rf \"\$BENCH_TMP\"" EXIT
+}
+
+# use_build NAME: the library that new backends load.  install replaces the
+# file (a new inode): a running backend keeps its copy
+use_build() { install -m 755 "$BENCH_TMP/$1.so" "$BUILD_LIB"; }
+
 # restart_cluster: restart the throwaway cluster, with its options, to apply
 # settings that need it (ALTER SYSTEM SET shared_buffers ...)
 restart_cluster() {

@@ -25,19 +25,7 @@ case "${1:-}" in -h | --help) sed -n '2,21p' "$0" >&2; exit 2 ;; esac
 BASE=${1:-26a3fe7}
 URLS=${URLS:-2000000}
 REPEAT=${REPEAT:-15}
-LIB=$("$PG_CONFIG" --pkglibdir)/sbf.so
-
-say "building $BASE"
-mkdir "$BENCH_TMP/base"
-git -C "$SBF_ROOT" archive "$BASE" | tar -x -C "$BENCH_TMP/base"
-make -C "$BENCH_TMP/base" -s -j2 PG_CONFIG="$PG_CONFIG" >/dev/null || die "build of $BASE failed"
-cp "$BENCH_TMP/base/sbf.so" "$BENCH_TMP/base.so"
-build_and_install
-cp "$LIB" "$BENCH_TMP/checks.so"
-start_cluster
-# install replaces the file (a new inode): a running backend keeps its copy
-use_build() { install -m 755 "$BENCH_TMP/$1.so" "$LIB"; }
-trap 'use_build checks; stop_cluster; rm -rf "$BENCH_TMP"' EXIT
+builds_beside "$BASE" checks
 export PGOPTIONS="-c client_min_messages=warning"
 psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
