@@ -28,7 +28,11 @@ OBJS = \
 	src/sieve/sieve_seen.o \
 	src/sieve/sieve_spill.o \
 	src/sieve/sieve_store.o \
+	src/shared/shared_meta.o \
+	src/shared/shared_storage.o \
+	src/shared/shared_wal.o \
 	src/shared/shared_am.o \
+	src/shared/shared_functions.o \
 	src/shared/shared_create.o \
 	src/shared/shared_grow.o \
 	src/shared/shared_insert.o \
