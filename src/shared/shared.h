@@ -1,9 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * shared.h
- *	  Shared filters: the page access API shared by the table access method
- *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c),
- *	  reading (shared_read.c) and the sliding kind (shared_sliding.c).
+ *	  Shared filters: the API between the files of src/shared, each of
+ *	  which calls only those below it (README.md there):
+ *
+ *	  shared_meta.c		the metapage of each kind, as structures
+ *	  shared_storage.c	a new filter's storage, the init fork
+ *	  shared_page.c		opening a filter, its cached metapage, buffers
+ *	  shared_wal.c		the generic WAL of a change to a page
+ *	  shared_pending.c	pending adds and overflow pages, as readers see them
+ *	  shared_grow.c		the count of adds, growth by sub-filters
+ *	  shared_insert.c	the add path of bloom and stable filters
+ *	  shared_read.c		their read path
+ *	  shared_sliding.c	the sliding filters' paths
+ *	  shared_create.c	shared_*_create and shared_reset
+ *	  shared_am.c		the table access method sbf_filter
+ *	  shared_functions.c	the SQL functions that test, add and describe
  *
  * A shared filter is a table of access method sbf_filter whose pages are
  * the filter's own (layout in format.h and docs/format.md).  All k probes

@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shared_create.c
- *	  Shared filters: shared_bloom_create and shared_stablebloom_create,
- *	  and the metapage, sparse extension and init fork of a new filter.
+ *	  Shared filters: shared_bloom_create, shared_stablebloom_create,
+ *	  shared_slidingbloom_create and shared_reset: a new filter's parameters
+ *	  (a sliding filter's sized here too), its table, and its storage
+ *	  (shared_storage.c).
  *
  * A filter is made through SQL, CREATE TABLE name (page bigint, data
  * bytea) USING sbf_filter, run by the caller (so it owns the table) under

@@ -7,7 +7,7 @@
  *
  * A transactional filter's metapage holds its state (format.h): the values
  * added, in all and to each sub-filter, and the sub-filters themselves,
- * consecutive ranges of data pages.  A filter of fixed size has one.  A
+ * ranges of data pages (shared_meta.c checks them).  A filter of fixed size has one.  A
  * growing one is made with growth s and tightening r: its first sub-filter
  * is sized for its capacity at rate fpr (1 - r), and once the last one has
  * been given its capacity's values, a new one follows with s times its

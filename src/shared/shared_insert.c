@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shared_insert.c
- *	  Shared filters: shared_test_and_add, for one value and for arrays.
+ *	  Shared filters: the add path of bloom and stable filters, under
+ *	  shared_test_and_add (shared_functions.c): values tested and added page
+ *	  by page, the pending adds of transactional filters and their overflow
+ *	  pages, growing filters' sub-filters, and VACUUM's fold of a page.
  *
  * Test-and-add of a value is done under the exclusive lock of its one data
  * page, so it is atomic: of many sessions adding the same value at once,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * shared_read.c
- *	  Shared filters: shared_contains, shared_info and the snapshots
- *	  shared_bloom_snapshot and shared_stablebloom_snapshot.
+ *	  Shared filters: the read path of bloom and stable filters, under
+ *	  shared_contains, shared_info and the snapshots (shared_functions.c):
+ *	  a value tested in each sub-filter, and every page read in turn.
  *
  * Readers share-lock one page at a time and never write.  shared_info and
  * the snapshots read every page in turn, so under concurrent adding each

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * shared_sliding.c
- *	  Shared sliding filters: shared_slidingbloom_create, and testing,
- *	  adding and describing a filter of the stamped layout
- *	  (SBF_SHARED_LAYOUT_STAMPED, format.h).
+ *	  Shared sliding filters: testing, adding and describing a filter of
+ *	  the stamped layout (SBF_SHARED_LAYOUT_STAMPED, format.h); made by
+ *	  shared_create.c, called by shared_functions.c.
  *
  * A shared sliding filter answers "was this value seen within the window?"
  * where the window is a number of arrivals or a time.  It is the stamped
