@@ -203,16 +203,16 @@ extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
 
 /*
  * The overflow pages of a data page of the pending layout (format.h), as a
- * reader or an adder holds them: pinned and locked in chain order, in the
- * mode the data page is locked in, while the data page is (nothing else
- * locks an overflow page, so the data page's lock orders them).  n is 0
- * when the chain holds no pending add, or was not asked for.
+ * reader or an adder holds them while it holds the data page's lock:
+ * pinned, in chain order, and copied (sbf_chain_read, shared_pending.c).
+ * n is 0 when the chain holds no pending add, or was not asked for.
  */
 typedef struct SbfChain
 {
 	int			n;
-	int			size;			/* of bufs */
+	int			size;			/* of bufs and copies */
 	Buffer	   *bufs;
+	char	   *copies;			/* page i's at copies + i * BLCKSZ */
 } SbfChain;
 
 /* shared_pending.c */
@@ -241,9 +241,9 @@ typedef enum SbfXidStatus
 extern void sbf_xid_cache_begin(void);
 extern SbfXidStatus sbf_xid_status_cached(TransactionId xid);
 extern SbfXidStatus sbf_xid_status(TransactionId xid);
-extern void sbf_chain_lock(Relation rel, Page page, BlockNumber blkno,
-						   int mode, bool whole, SbfChain *chain);
-extern void sbf_chain_unlock(SbfChain *chain);
+extern void sbf_chain_read(Relation rel, Page page, BlockNumber blkno,
+						   bool whole, SbfChain *chain);
+extern void sbf_chain_release(SbfChain *chain);
 extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 const SbfChain *chain, uint64 state,
 							 SbfXidStatus *const *status);
@@ -288,6 +288,7 @@ extern void sbf_delta_append(SbfDelta *delta, const char *page, Size offset,
 extern void sbf_delta_region(SbfDelta *delta, const char *before,
 							 const char *after, Size start, Size end);
 extern void sbf_log_delta(Buffer buf, SbfDelta *delta);
+extern void sbf_delta_apply(Page page, const SbfDelta *delta);
 extern void sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n);
 
 /* shared_grow.c */
@@ -528,7 +529,7 @@ sbf_chain_areas(const SbfChain *chain)
 static inline Page
 sbf_chain_area_page(Page page, const SbfChain *chain, int area)
 {
-	return area == 0 ? page : BufferGetPage(chain->bufs[area - 1]);
+	return area == 0 ? page : (Page) (chain->copies + (area - 1) * (Size) BLCKSZ);
 }
 
 static inline SbfPendingAdd *

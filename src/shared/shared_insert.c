@@ -832,39 +832,27 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 	Page		page = BufferGetPage(buf);
 	bool		wal = RelationNeedsWAL(rel);
 	int			areas = sbf_chain_areas(chain);
-	char	   *before = NULL;
-	SbfDelta  **deltas = NULL;
-	Buffer	   *bufs = NULL;
+	char	   *before = palloc(areas * (Size) BLCKSZ);
+	SbfDelta  **deltas = palloc(areas * sizeof(SbfDelta *));
+	Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
+	SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
 	SbfPassIndex *index;
+	int			done = 0;
 	int			a;
 
-	if (wal)
+	for (a = 0; a < areas; a++)
 	{
-		before = palloc(areas * (Size) BLCKSZ);
-		deltas = palloc(areas * sizeof(SbfDelta *));
-		bufs = palloc(areas * sizeof(Buffer));
-		for (a = 0; a < areas; a++)
-		{
-			memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
-			deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
-			deltas[a]->len = 0;
-			bufs[a] = (a == 0) ? buf : chain->bufs[a - 1];
-		}
+		memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
+		deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
+		deltas[a]->len = 0;
 	}
-
 	index = (n > 0) ? sbf_pass_index_alloc(page, chain) : NULL;
 
 	START_CRIT_SECTION();
 	sbf_pending_pass(meta, page, chain, status, index, xid, items, n, answers, pass);
 	sbf_mark_dirty(buf);
-	for (a = 1; a < areas; a++)
-		sbf_mark_dirty(chain->bufs[a - 1]);
 	if (wal)
 	{
-		Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
-		SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
-		int			done;
-
 		sbf_delta_region(deltas[0], before, page, MAXALIGN(SizeOfPageHeaderData),
 						 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfOverflowLink));
 		sbf_delta_lines(deltas[0], before, page, pass);
@@ -872,44 +860,71 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 						 ((PageHeader) page)->pd_lower);
 		sbf_delta_region(deltas[0], before, page,
 						 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)), BLCKSZ);
-		for (a = 0; a < areas; a++)
+		if (((PageHeader) page)->pd_lower != ((PageHeader) before)->pd_lower)
+			sbf_delta_append(deltas[0], page, offsetof(PageHeaderData, pd_lower),
+							 sizeof(LocationIndex));
+		if (deltas[0]->len > 0)
 		{
-			Page		p = sbf_chain_area_page(page, chain, a);
-			char	   *b = before + a * (Size) BLCKSZ;
+			record_bufs[done] = buf;
+			record_deltas[done++] = deltas[0];
+		}
+	}
 
-			if (a > 0)
-				sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
-								 ((PageHeader) p)->pd_lower);
-			if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
-				sbf_delta_append(deltas[a], p, offsetof(PageHeaderData, pd_lower),
-								 sizeof(LocationIndex));
-		}
-		/* the changed pages, a record for each MAX_GENERIC_XLOG_PAGES */
-		for (a = 0, done = 0; a < areas; a++)
+	/*
+	 * the overflow pages' changes, made in their copies, are written back,
+	 * each page locked exclusively only for its own record: a record holds
+	 * the data page's change (the first) and up to MAX_GENERIC_XLOG_PAGES
+	 * pages in all
+	 */
+	for (a = 1; a < areas; a++)
+	{
+		Page		p = sbf_chain_area_page(page, chain, a);
+		char	   *b = before + a * (Size) BLCKSZ;
+		Buffer		over = chain->bufs[a - 1];
+
+		sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
+						 ((PageHeader) p)->pd_lower);
+		if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
+			sbf_delta_append(deltas[a], p, offsetof(PageHeaderData, pd_lower),
+							 sizeof(LocationIndex));
+		if (deltas[a]->len == 0)
+			continue;
+		LockBuffer(over, BUFFER_LOCK_EXCLUSIVE);
+		sbf_delta_apply(BufferGetPage(over), deltas[a]);
+		if (!wal)
 		{
-			if (deltas[a]->len == 0)
-				continue;
-			record_bufs[done] = bufs[a];
-			record_deltas[done] = deltas[a];
-			if (++done == MAX_GENERIC_XLOG_PAGES)
-			{
-				sbf_log_deltas(record_bufs, record_deltas, done);
-				done = 0;
-			}
+			sbf_mark_dirty(over);
+			LockBuffer(over, BUFFER_LOCK_UNLOCK);
+			continue;
 		}
-		if (done > 0)
+		record_bufs[done] = over;
+		record_deltas[done++] = deltas[a];
+		if (done == MAX_GENERIC_XLOG_PAGES || a == areas - 1)
+		{
+			int			i;
+
 			sbf_log_deltas(record_bufs, record_deltas, done);
+			for (i = 0; i < done; i++)
+				if (record_bufs[i] != buf)
+					LockBuffer(record_bufs[i], BUFFER_LOCK_UNLOCK);
+			done = 0;
+		}
+	}
+	if (done > 0)
+	{
+		int			i;
+
+		sbf_log_deltas(record_bufs, record_deltas, done);
+		for (i = 0; i < done; i++)
+			if (record_bufs[i] != buf)
+				LockBuffer(record_bufs[i], BUFFER_LOCK_UNLOCK);
 	}
 	END_CRIT_SECTION();
 	sbf_pass_index_free(index);
-	if (wal)
-	{
-		for (a = 1; a < areas; a++)
-			pfree(deltas[a]);
-		pfree(before);
-		pfree(deltas);
-		pfree(bufs);
-	}
+	for (a = 1; a < areas; a++)
+		pfree(deltas[a]);
+	pfree(before);
+	pfree(deltas);
 }
 
 /*
@@ -1010,7 +1025,7 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 	 * which is how a reader knows it does not loop
 	 */
 	(void) sbf_shared_lock_for_write(rel, meta, blkno, &buf);
-	sbf_chain_lock(rel, BufferGetPage(buf), blkno, BUFFER_LOCK_EXCLUSIVE, true,
+	sbf_chain_read(rel, BufferGetPage(buf), blkno, true,
 				   &chain);
 	{
 		Buffer		newbuf = ReadBuffer(rel, newblk);
@@ -1019,6 +1034,9 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 
 		for (i = 0; i < chain.n && BufferGetBlockNumber(chain.bufs[i]) < newblk; i++)
 			prev = chain.bufs[i];
+		/* (the data page is locked already; an overflow page only now) */
+		if (prev != buf)
+			LockBuffer(prev, BUFFER_LOCK_EXCLUSIVE);
 		LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
 		xlog = NULL;
 		if (wal)
@@ -1052,8 +1070,10 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 			END_CRIT_SECTION();
 		}
 		UnlockReleaseBuffer(newbuf);
+		if (prev != buf)
+			LockBuffer(prev, BUFFER_LOCK_UNLOCK);
 	}
-	sbf_chain_unlock(&chain);
+	sbf_chain_release(&chain);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -1136,13 +1156,13 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 			SbfChain	chain;
 			SbfXidStatus **statuses;
 
-			sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, true, &chain);
+			sbf_chain_read(rel, page, blkno, true, &chain);
 			statuses = sbf_chain_statuses(rel, page, &chain, own);
 			sbf_chain_pass(rel, buf, &chain, meta, statuses,
 						   GetCurrentTransactionId(), items + next, n - next,
 						   answers, &pass);
 			sbf_chain_statuses_free(statuses, &chain);
-			sbf_chain_unlock(&chain);
+			sbf_chain_release(&chain);
 		}
 		else
 		{
@@ -1337,7 +1357,7 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 		SbfXidStatus **status;
 
 		sbf_xid_cache_begin();
-		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, false, &chain);
+		sbf_chain_read(rel, page, blkno, false, &chain);
 		status = sbf_chain_statuses(rel, page, &chain, own);
 		sbf_chain_pass(rel, buf, &chain, meta, status, InvalidTransactionId,
 					   NULL, 0, NULL, &pass);
@@ -1352,7 +1372,7 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 					oldest = adds[i].xid;
 		}
 		sbf_chain_statuses_free(status, &chain);
-		sbf_chain_unlock(&chain);
+		sbf_chain_release(&chain);
 	}
 	folded = sbf_page_folded_xid(page);
 	if (TransactionIdIsValid(folded) &&
@@ -1463,7 +1483,7 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 			return;
 		}
 		sbf_shared_check_page(rel, meta, page, blkno);
-		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+		sbf_chain_read(rel, page, blkno, false, &chain);
 		/* a chain's adds are indexed once, as an adder's pass does */
 		if (chain.n > 0)
 		{
@@ -1499,7 +1519,7 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 			sbf_chain_statuses_free(status, &chain);
 			index = NULL;
 		}
-		sbf_chain_unlock(&chain);
+		sbf_chain_release(&chain);
 		UnlockReleaseBuffer(buf);
 		if (!TransactionIdIsValid(wait))
 			return;

@@ -60,11 +60,10 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
 			{
 				SbfChain	chain;
 
-				sbf_chain_lock(rel, page, BufferGetBlockNumber(buf),
-							   BUFFER_LOCK_SHARE, false, &chain);
+				sbf_chain_read(rel, page, BufferGetBlockNumber(buf), false, &chain);
 				found = sbf_pending_test(&meta, page, &chain,
 										 sbf_line_state(hash), NULL);
-				sbf_chain_unlock(&chain);
+				sbf_chain_release(&chain);
 			}
 			else
 				found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
@@ -122,9 +121,9 @@ sbf_read_block(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 
 			sbf_shared_check_page(rel, meta, page, blkno);
 			if (meta->version == SBF_SHARED_LAYOUT_PENDING)
-				sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+				sbf_chain_read(rel, page, blkno, false, &chain);
 			*uncommitted += sbf_page_visible_block(meta, page, &chain, dest);
-			sbf_chain_unlock(&chain);
+			sbf_chain_release(&chain);
 		}
 		UnlockReleaseBuffer(buf);
 	}

@@ -165,3 +165,28 @@ sbf_log_delta(Buffer buf, SbfDelta *delta)
 {
 	sbf_log_deltas(&buf, &delta, 1);
 }
+
+/*
+ * Apply DELTA's fragments to a page, as generic_redo does: an overflow page
+ * is changed in a copy (shared_pending.c), and its buffer then gets exactly
+ * the bytes its record holds
+ */
+void
+sbf_delta_apply(Page page, const SbfDelta *delta)
+{
+	const char *ptr = delta->data;
+	const char *end = delta->data + delta->len;
+
+	while (ptr < end)
+	{
+		uint16		offset;
+		uint16		length;
+
+		memcpy(&offset, ptr, sizeof(offset));
+		memcpy(&length, ptr + sizeof(offset), sizeof(length));
+		ptr += sizeof(offset) + sizeof(length);
+		Assert(offset + length <= BLCKSZ);
+		memcpy((char *) page + offset, ptr, length);
+		ptr += length;
+	}
+}
