@@ -17,6 +17,7 @@ OBJS = \
 	src/filters/bloom_agg.o \
 	src/filters/stablebloom.o \
 	src/filters/stablebloom_agg.o \
+	src/filters/slidingbloom_format.o \
 	src/filters/slidingbloom.o \
 	src/filters/slidingbloom_agg.o \
 	src/filters/slidingbloom_fit.o \
