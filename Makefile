@@ -24,8 +24,10 @@ OBJS = \
 	src/filters/slidingbloom_time.o \
 	src/filters/window.o \
 	src/sieve/sieve.o \
+	src/sieve/sieve_chunk.o \
 	src/sieve/sieve_citus.o \
 	src/sieve/sieve_codes.o \
+	src/sieve/sieve_index.o \
 	src/sieve/sieve_seen.o \
 	src/sieve/sieve_spill.o \
 	src/sieve/sieve_store.o \
