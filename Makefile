@@ -17,14 +17,17 @@ OBJS = \
 	src/filters/bloom_agg.o \
 	src/filters/stablebloom.o \
 	src/filters/stablebloom_agg.o \
+	src/filters/slidingbloom_format.o \
 	src/filters/slidingbloom.o \
 	src/filters/slidingbloom_agg.o \
 	src/filters/slidingbloom_fit.o \
 	src/filters/slidingbloom_time.o \
 	src/filters/window.o \
 	src/sieve/sieve.o \
+	src/sieve/sieve_chunk.o \
 	src/sieve/sieve_citus.o \
 	src/sieve/sieve_codes.o \
+	src/sieve/sieve_index.o \
 	src/sieve/sieve_seen.o \
 	src/sieve/sieve_spill.o \
 	src/sieve/sieve_store.o \

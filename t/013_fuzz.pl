@@ -157,7 +157,8 @@ sub fuzz
 fuzz('fuzz_values', 'bloom, stablebloom and slidingbloom input and validation',
 	[
 		"$src/common/value_io.c", "$src/filters/bloom.c", "$src/filters/stablebloom.c",
-		"$src/filters/slidingbloom.c", "$src/filters/slidingbloom_time.c", "$src/common/sizing.c",
+		"$src/filters/slidingbloom_format.c", "$src/filters/slidingbloom.c",
+		"$src/filters/slidingbloom_time.c", "$src/common/sizing.c",
 		"$src/common/hash.c"
 	],
 	[], []);
