@@ -303,3 +303,34 @@ SELECT pg_temp.present('sp', pg_temp.links('before.example', 2000)) AS before_pr
 	   pg_temp.present('sp', pg_temp.links('inside.example', 3000)) <= 10 AS inside_forgotten,
 	   pg_temp.present('sp', pg_temp.links('inside.example', 1000, 3001)) AS after_present,
 	   pg_temp.present('sp', pg_temp.links('failed.example', 2000)) <= 10 AS failed_forgotten;
+
+--
+-- 8. A subtransaction a link: a loop that catches each link's error in
+-- its own PL/pgSQL block, 3,000 links in one transaction, every third
+-- failing after its add.  The failed ones are forgotten, the others commit
+--
+SELECT shared_bloom_create('loop_seen', 10000, 0.01);
+SELECT * FROM pg_temp.old_limit('loop_seen');
+BEGIN;
+DO $$
+BEGIN
+	FOR g IN 1 .. 3000 LOOP
+		BEGIN
+			PERFORM shared_test_and_add('loop_seen', 'https://loop.example/' || g);
+			IF g % 3 = 0 THEN
+				RAISE EXCEPTION 'link % failed', g;
+			END IF;
+		EXCEPTION WHEN raise_exception THEN
+			NULL;
+		END;
+	END LOOP;
+END $$;
+SELECT count(*) FILTER (WHERE g % 3 <> 0) AS kept_present,
+	   count(*) FILTER (WHERE g % 3 = 0) <= 10 AS failed_forgotten
+  FROM generate_series(1, 3000) g
+ WHERE shared_contains('loop_seen', 'https://loop.example/' || g);
+COMMIT;
+SELECT count(*) FILTER (WHERE g % 3 <> 0) AS kept_present,
+	   count(*) FILTER (WHERE g % 3 = 0) <= 10 AS failed_forgotten
+  FROM generate_series(1, 3000) g
+ WHERE shared_contains('loop_seen', 'https://loop.example/' || g);
