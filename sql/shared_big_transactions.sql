@@ -125,6 +125,14 @@ SELECT count(*) FILTER (WHERE seen) <= 10 + 3 * 0.01 * 10000 AS few_false_positi
 VACUUM g1;
 SELECT pg_temp.present('g1', pg_temp.every_tenth(pg_temp.links('grow.example', 200000, 0))) AS present_after_vacuum;
 
+-- a new growing filter given more than its first capacity in one array
+-- grows as the array goes, and every value of it is there after
+SELECT shared_bloom_create('g2', 10000, 0.01, growth => 2);
+SELECT count(*) FILTER (WHERE seen) <= 0.01 * 200000 AS few_false_positives
+  FROM unnest(shared_test_and_add('g2', pg_temp.links('grow.example', 200000, 0))) seen;
+SELECT shared_info('g2') -> 'subfilters' AS subfilters,
+	   pg_temp.present('g2', pg_temp.every_tenth(pg_temp.links('grow.example', 200000, 0))) AS present;
+
 --
 -- 3. A filter for a million URLs (173 pages) and 150,000 URLs in one
 -- statement
