@@ -342,3 +342,6 @@ SELECT count(*) FILTER (WHERE g % 3 <> 0) AS kept_present,
 	   count(*) FILTER (WHERE g % 3 = 0) <= 10 AS failed_forgotten
   FROM generate_series(1, 3000) g
  WHERE shared_contains('loop_seen', 'https://loop.example/' || g);
+
+DROP TABLE f1, g1, g2, f2, f3, crawled, site_seen, frontier, crawl_seen, links, sp, loop_seen;
+DROP FUNCTION links_mark_seen();
