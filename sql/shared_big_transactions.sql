@@ -16,6 +16,9 @@
 --
 CREATE EXTENSION IF NOT EXISTS sbf;
 SET extra_float_digits = 0;
+-- in a schema of its own: the other tests' filters keep their names
+CREATE SCHEMA big_transactions;
+SET search_path = big_transactions, public;
 
 -- n URLs: https://<site>/<first> .. https://<site>/<first + n - 1>
 CREATE FUNCTION pg_temp.links(site text, n int, first int DEFAULT 1) RETURNS text[]
@@ -345,3 +348,5 @@ SELECT count(*) FILTER (WHERE g % 3 <> 0) AS kept_present,
 
 DROP TABLE f1, g1, g2, f2, f3, crawled, site_seen, frontier, crawl_seen, links, sp, loop_seen;
 DROP FUNCTION links_mark_seen();
+DROP SCHEMA big_transactions;
+RESET search_path;
