@@ -64,6 +64,12 @@ SELECT pg_temp.present('f1', pg_temp.links('one.example', 2000)) AS present_to_i
 	   pg_temp.uncommitted('f1') AS uncommitted_adds;
 SELECT bool_and(seen) AS repeats_seen
   FROM unnest(shared_test_and_add('f1', pg_temp.links('one.example', 2000))) seen;
+-- a link twice in one batch: the second time it is seen
+SELECT count(*) FILTER (WHERE n <= 1000 AND NOT seen) AS new,
+	   count(*) FILTER (WHERE n > 1000 AND seen) AS repeats_seen
+  FROM unnest(shared_test_and_add('f1', pg_temp.links('twice.example', 1000) ||
+										pg_temp.links('twice.example', 1000)))
+	   WITH ORDINALITY AS t(seen, n);
 ROLLBACK;
 SELECT pg_temp.present('f1', pg_temp.links('one.example', 2000)) AS present,
 	   pg_temp.uncommitted('f1') AS uncommitted_adds;
