@@ -169,7 +169,7 @@ sbf_chain_check(Relation rel, Page page, BlockNumber owner, BlockNumber blkno)
  * data page's lock (share or exclusive): all of them with whole (an adder
  * looking for room), else only when the chain holds pending adds (a
  * reader).  Each is pinned, share-locked while it is checked and copied
- * (its header and adds; zeros after them), and unlocked: the copies are
+ * (the whole page), and unlocked: the copies are
  * what the functions here read, and what an adder changes before writing
  * the changes back (shared_insert.c).  Nothing else changes an overflow
  * page, nor reads one without its data page's lock, so the copies stay
@@ -198,7 +198,6 @@ sbf_chain_read(Relation rel, Page page, BlockNumber blkno, bool whole,
 		Buffer		buf;
 		Page		over;
 		char	   *copy;
-		LocationIndex lower;
 
 		/*
 		 * overflow pages are allocated past the data pages, in ascending
@@ -228,10 +227,14 @@ sbf_chain_read(Relation rel, Page page, BlockNumber blkno, bool whole,
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		over = BufferGetPage(buf);
 		sbf_chain_check(rel, over, blkno, next);
-		lower = ((PageHeader) over)->pd_lower;
 		copy = chain->copies + (chain->n - 1) * (Size) BLCKSZ;
-		memcpy(copy, over, lower);
-		memset(copy + lower, 0, BLCKSZ - lower);
+		/*
+		 * the whole page: an adder's change is the difference between two
+		 * copies, applied to the buffer byte for byte, so the copy must be
+		 * the buffer's bytes, those past pd_lower included (what a fold
+		 * dropped stays there, unlogged)
+		 */
+		memcpy(copy, over, BLCKSZ);
 		next = sbf_overflow_header(over)->next;
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	}
