@@ -10,37 +10,44 @@
 MODULE_big = sbf
 OBJS = \
 	src/sbf.o \
-	src/hash.o \
-	src/value_io.o \
-	src/sizing.o \
-	src/bloom.o \
-	src/bloom_agg.o \
-	src/stablebloom.o \
-	src/stablebloom_agg.o \
-	src/slidingbloom.o \
-	src/slidingbloom_agg.o \
-	src/slidingbloom_fit.o \
-	src/slidingbloom_time.o \
-	src/window.o \
-	src/sieve.o \
-	src/sieve_citus.o \
-	src/sieve_codes.o \
-	src/sieve_seen.o \
-	src/sieve_spill.o \
-	src/sieve_store.o \
-	src/shared_am.o \
-	src/shared_create.o \
-	src/shared_grow.o \
-	src/shared_insert.o \
-	src/shared_page.o \
-	src/shared_pending.o \
-	src/shared_read.o \
-	src/shared_sliding.o \
-	src/simhash.o \
-	src/simhash_gin.o \
-	src/simhash_keys.o \
-	src/url.o \
-	src/url_functions.o
+	src/common/hash.o \
+	src/common/value_io.o \
+	src/common/sizing.o \
+	src/filters/bloom.o \
+	src/filters/bloom_agg.o \
+	src/filters/stablebloom.o \
+	src/filters/stablebloom_agg.o \
+	src/filters/slidingbloom_format.o \
+	src/filters/slidingbloom.o \
+	src/filters/slidingbloom_agg.o \
+	src/filters/slidingbloom_fit.o \
+	src/filters/slidingbloom_time.o \
+	src/filters/window.o \
+	src/sieve/sieve.o \
+	src/sieve/sieve_chunk.o \
+	src/sieve/sieve_citus.o \
+	src/sieve/sieve_codes.o \
+	src/sieve/sieve_index.o \
+	src/sieve/sieve_seen.o \
+	src/sieve/sieve_spill.o \
+	src/sieve/sieve_store.o \
+	src/shared/shared_meta.o \
+	src/shared/shared_storage.o \
+	src/shared/shared_wal.o \
+	src/shared/shared_am.o \
+	src/shared/shared_functions.o \
+	src/shared/shared_create.o \
+	src/shared/shared_grow.o \
+	src/shared/shared_insert.o \
+	src/shared/shared_page.o \
+	src/shared/shared_pending.o \
+	src/shared/shared_read.o \
+	src/shared/shared_sliding.o \
+	src/simhash/simhash.o \
+	src/simhash/simhash_gin.o \
+	src/simhash/simhash_keys.o \
+	src/url/url.o \
+	src/url/url_functions.o
 
 EXTENSION = sbf
 # sbf--1.0.sql is the released script and never changes; a new install of
@@ -61,7 +68,12 @@ ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# src/ has a folder per subsystem (docs/architecture.md); a file includes
+# another's header by its name
+# src/ has a folder per subsystem (docs/architecture.md); a file includes
+# another's header by its name
+SBF_DIRS = common filters shared sieve simhash url
+PG_CPPFLAGS = $(addprefix -I$(srcdir)/src/,$(SBF_DIRS))
 # url.c parses with uriparser and writes IDN hosts in ASCII with libidn2;
 # bind calls inside sbf.so to sbf's own functions, never to a postgres symbol
 # of the same name (postgres exports e.g. bloom_create from lib/bloomfilter.c)
@@ -82,9 +94,7 @@ src/.pg-build: FORCE
 .PHONY: FORCE
 EXTRA_CLEAN = src/.pg-build
 
-$(OBJS): src/.pg-build src/format.h src/hash.h src/bloom.h src/sizing.h src/value_io.h \
-	src/stablebloom.h src/prng.h src/agg.h src/shared.h src/slidingbloom.h \
-	src/simhash.h src/sieve.h src/sieve_codes.h src/url.h src/pg_version_compat.h
+$(OBJS): src/.pg-build $(wildcard $(srcdir)/src/*/*.h)
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

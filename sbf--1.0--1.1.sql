@@ -10,7 +10,7 @@
 -- serial and deserial functions for parallel query.  A bloom state is an
 -- ordinary value, which Citus can also ship from its workers to the
 -- coordinator and so push the aggregates down (it refuses pseudo-type
--- states); each group still mutates one filter in place (src/bloom_agg.c).
+-- states); each group still mutates one filter in place (src/filters/bloom_agg.c).
 -- CREATE OR REPLACE AGGREGATE keeps the aggregates' OIDs, so views and
 -- functions that use them survive the update; the support functions of the
 -- internal state go afterwards.  There is no final function: the result is
@@ -213,7 +213,7 @@ COMMENT ON FUNCTION shared_stablebloom_snapshot(regclass) IS
 
 --
 -- Shared sliding filters: the stamped slidingbloom layout in pages, a window
--- of arrivals or of time, aged lazily page by page (src/shared_sliding.c)
+-- of arrivals or of time, aged lazily page by page (src/shared/shared_sliding.c)
 --
 
 CREATE FUNCTION shared_slidingbloom_create(name text, "window" bigint,

@@ -3,8 +3,8 @@
  * filter_ops.c
  *	  Per-element cost of bloom and stablebloom outside PostgreSQL.
  *
- * A driver linked against sbf's own hashing (src/hash.c) and insertion
- * code (src/bloom.h, src/stablebloom.h), with the filters in plain malloc'd
+ * A driver linked against sbf's own hashing (src/common/hash.c) and insertion
+ * code (src/filters/bloom.h, src/filters/stablebloom.h), with the filters in plain malloc'd
  * memory.  For each filter size it times, in ns per element:
  *
  *	  hash	   XXH3-128 of the element alone (the floor of any filter)

@@ -10,9 +10,9 @@
 ensure_packages
 BIN=$(mktemp -d)/filter_ops
 # --gc-sections drops hash.c's Datum entry points, which need a backend
-gcc -O2 -Wall -I"$("$PG_CONFIG" --includedir-server)" -I"$SBF_ROOT/src" \
+gcc -O2 -Wall -I"$("$PG_CONFIG" --includedir-server)" -I"$SBF_ROOT/src/common" -I"$SBF_ROOT/src/filters" -I"$SBF_ROOT/src/shared" \
 	-ffunction-sections -fdata-sections \
-	"$SBF_ROOT/bench/filter_ops.c" "$SBF_ROOT/src/hash.c" \
+	"$SBF_ROOT/bench/filter_ops.c" "$SBF_ROOT/src/common/hash.c" \
 	-Wl,--gc-sections -o "$BIN" || die "cannot build the driver"
 "$BIN" "${1:-4000000}" | awk '
 	NR == 1 { print $0 "   add/hash  test/hash"; next }

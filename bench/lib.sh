@@ -85,10 +85,5 @@ builds_beside() {
 # file (a new inode): a running backend keeps its copy
 use_build() { install -m 755 "$BENCH_TMP/$1.so" "$BUILD_LIB"; }
 
-# restart_cluster: restart the throwaway cluster, with its options, to apply
-# settings that need it (ALTER SYSTEM SET shared_buffers ...)
-restart_cluster() {
-	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$SBF_CLUSTER/data" -w -t 60 \
-		-l "$SBF_CLUSTER/server.log" restart >/dev/null \
-		|| { cat "$SBF_CLUSTER/server.log" >&2; die "the server did not restart"; }
-}
+# restart_cluster: restart the throwaway cluster (scripts/lib.sh)
+restart_cluster() { restart_server "$SBF_CLUSTER"; }

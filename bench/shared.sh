@@ -427,9 +427,9 @@ sql -c "DROP TABLE seen_exact" -c "DROP EXTENSION IF EXISTS pg_prewarm" \
 
 # --- the native floor ---------------------------------------------------------
 say "the native floor: bench/shared_floor.c, the pending layout's $FLOOR_PAGES pages and the line layout's $FLOOR_LINE_PAGES"
-gcc -O2 -Wall -I"$("$PG_CONFIG" --includedir-server)" -I"$SBF_ROOT/src" \
+gcc -O2 -Wall -I"$("$PG_CONFIG" --includedir-server)" -I"$SBF_ROOT/src/common" -I"$SBF_ROOT/src/filters" -I"$SBF_ROOT/src/shared" \
 	-ffunction-sections -fdata-sections \
-	"$SBF_ROOT/bench/shared_floor.c" "$SBF_ROOT/src/hash.c" \
+	"$SBF_ROOT/bench/shared_floor.c" "$SBF_ROOT/src/common/hash.c" \
 	-Wl,--gc-sections -o "$BENCH_TMP/shared_floor" || die "cannot build the floor"
 # huge pages for the floor beside the cluster's (as root), so that its
 # memory is mapped as shared buffers are: transparent huge pages, its

@@ -10,9 +10,9 @@
  * shared filter's data page (docs/format.md), in huge pages (as shared
  * buffers with huge_pages = on; the memory column says which kind).  Every page is
  * written first.  Then batches of 1,000 URL-like strings are hashed
- * (XXH3-128, src/hash.c), sorted by page and tested-and-added with the
+ * (XXH3-128, src/common/hash.c), sorted by page and tested-and-added with the
  * pages of the items DISTANCE places ahead prefetched (where sbf's batches
- * prefetch eight at a time, src/shared_page.c: the floor takes what was
+ * prefetch eight at a time, src/shared/shared_page.c: the floor takes what was
  * fastest here), and the time per URL printed:
  *
  *	  new		batches of new URLs
@@ -21,7 +21,7 @@
  * in one of the two layouts of a shared Bloom filter (format.h):
  *
  *	  lines		transactional => false: an element's bits are set in its
- *				line (src/shared.h's sbf_line_probe)
+ *				line (src/shared/shared.h's sbf_line_probe)
  *	  pending	transactional filters: an element is appended to its page's
  *				pending adds, in a header's pd_lower as on a page, and the
  *				next batch to touch the page folds them into their lines

@@ -48,10 +48,7 @@ chown postgres: "$BENCH_TMP/standby"
 runuser -u postgres -- pg_basebackup -D "$BENCH_TMP/standby/data" -Fp -X fetch -R -c fast \
 	-h "$PGHOST" -p "$PGPORT"
 sport=$((PGPORT + 1))
-runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$BENCH_TMP/standby/data" -w -t 120 \
-	-l "$BENCH_TMP/standby/server.log" \
-	-o "-p $sport -k $BENCH_TMP/standby -c listen_addresses=''" start >/dev/null ||
-	{ cat "$BENCH_TMP/standby/server.log" >&2; die "the standby did not start"; }
+run_server "$BENCH_TMP/standby" "$sport"
 
 # a Bloom filter of GB gigabytes: 64,000 bits a page, 1% at its capacity
 pages=$(( GB * 131072 - 1 ))

@@ -75,20 +75,45 @@ build_and_install() {
 	make -C "$SBF_ROOT" -s PG_CONFIG="$PG_CONFIG" "$@" install >/dev/null || die "install failed"
 }
 
-# start_server DIR PORT: a new cluster in DIR (which the postgres user gets
-# to own), listening only on a Unix socket in DIR on PORT
-start_server() {
-	local dir=$1 port=$2
+# The one way the scripts and the benchmarks make and run a throwaway
+# cluster, as the postgres OS user, listening only on a Unix socket:
+#
+# init_server DIR: a new cluster's data directory in DIR/data (the postgres
+# user gets to own DIR)
+init_server() {
+	local dir=$1
 	chown postgres: "$dir"
 	chmod 700 "$dir"
 	runuser -u postgres -- "$PG_BINDIR/initdb" -D "$dir/data" \
 		--auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
 		|| { cat "$dir/initdb.log" >&2; die "initdb failed"; }
-	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -t 60 \
-		-l "$dir/server.log" \
+}
+
+# run_server DIR PORT [pg_ctl options...]: start the cluster of DIR/data
+# (made by init_server, or a base backup) on a socket in DIR on PORT, its
+# log in DIR/server.log
+run_server() {
+	local dir=$1 port=$2
+	shift 2
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -t 600 \
+		-l "$dir/server.log" "$@" \
 		-o "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4 -c max_prepared_transactions=10" \
 		start >/dev/null \
-		|| { cat "$dir/server.log" >&2; die "the server did not start"; }
+		|| { cat "$dir/server.log" >&2; die "the server in $dir did not start"; }
+}
+
+# restart_server DIR: restart it with the same options, to apply settings
+# that need it (ALTER SYSTEM SET shared_buffers ...)
+restart_server() {
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$1/data" -w -t 600 \
+		-l "$1/server.log" restart >/dev/null \
+		|| { cat "$1/server.log" >&2; die "the server in $1 did not restart"; }
+}
+
+# start_server DIR PORT: init_server and run_server
+start_server() {
+	init_server "$1"
+	run_server "$1" "$2"
 }
 
 # stop_server DIR: stop the cluster in DIR, if it runs

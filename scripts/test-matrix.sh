@@ -63,14 +63,14 @@ run_part() {
 compile_against() {
 	local server=$1 f ok=0 bad=0 cflags flags
 	cflags=$("$SYSTEM_PG_CONFIG" --cflags)
-	for f in "$SBF_ROOT"/src/*.c "$SBF_ROOT"/test/fuzz/*.c; do
+	for f in "$SBF_ROOT"/src/*.c "$SBF_ROOT"/src/*/*.c "$SBF_ROOT"/test/fuzz/*.c; do
 		case $f in
 			*/test/fuzz/*) flags="-w -I$SBF_ROOT/test/fuzz" ;;
 			*) flags="$cflags -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror" ;;
 		esac
 		# shellcheck disable=SC2086
 		if gcc $flags -std=gnu99 -fsyntax-only \
-			-I"$SBF_ROOT/src" -I"$server" -I"$(dirname "$server")" "$f"; then
+			$(printf -- '-I%s ' "$SBF_ROOT"/src/*/) -I"$server" -I"$(dirname "$server")" "$f"; then
 			ok=$((ok + 1))
 		else
 			echo "FAILED: ${f#"$SBF_ROOT"/} against $server"

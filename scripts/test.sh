@@ -8,6 +8,9 @@
 #                restart, a standby, a second server), accuracy at scale,
 #                the fuzzer and the main job
 #
+# and, first, scripts/check-layout.sh on the objects just built: no circle
+# between files, and each folder of src/ calling only the ones below it.
+#
 # It installs what is missing (as root, on a fresh Debian 12 machine),
 # builds sbf with warnings as errors and installs it, starts a throwaway
 # server for pg_regress and isolation (see scripts/lib.sh), and runs the
@@ -32,6 +35,14 @@ chown -R postgres: "$WORK"
 passed=0
 failed=0
 LOG=$WORK/stage.log
+
+# the layout of the objects build_and_install made: one test
+say "layout (scripts/check-layout.sh)"
+if "$SBF_ROOT/scripts/check-layout.sh"; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
 
 # stage NAME MINUTES make-arguments...: run one part as postgres, at most
 # MINUTES long, its output in $LOG and on the terminal

@@ -30,14 +30,9 @@ chmod 755 "$VG/postgres"
 
 SBF_CLUSTER=$(mktemp -d /tmp/sbf-cluster.XXXXXX)
 PGPORT=$((20000 + RANDOM % 10000))
-chown postgres: "$SBF_CLUSTER"
-chmod 700 "$SBF_CLUSTER"
-runuser -u postgres -- "$PG_BINDIR/initdb" -D "$SBF_CLUSTER/data" --auth=trust \
-	--encoding=UTF8 --locale=C.UTF-8 >/dev/null || die "initdb failed"
+init_server "$SBF_CLUSTER"
 say "starting PostgreSQL under valgrind (slow)"
-runuser -u postgres -- "$PG_BINDIR/pg_ctl" -p "$VG/postgres" -D "$SBF_CLUSTER/data" -w -t 600 \
-	-l "$SBF_CLUSTER/server.log" -o "-p $PGPORT -k $SBF_CLUSTER -c listen_addresses=''" start >/dev/null ||
-	{ cat "$SBF_CLUSTER/server.log" >&2; die "the server did not start under valgrind"; }
+run_server "$SBF_CLUSTER" "$PGPORT" -p "$VG/postgres"
 export PGHOST=$SBF_CLUSTER PGPORT PGUSER=postgres PGDATABASE=postgres SBF_CLUSTER
 trap 'stop_cluster; rm -rf "$VG"' EXIT
 

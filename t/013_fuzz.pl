@@ -73,7 +73,7 @@ my @cflags = (
 	'clang-14', '-g', '-O1', '-w',
 	'-fsanitize=fuzzer,address,undefined',
 	'-fno-sanitize-recover=undefined',
-	"-I$includedir", "-I$src", "-I$fuzz",
+	"-I$includedir", (map { "-I$src/$_" } qw(common filters sieve url)), "-I$fuzz",
 	'-ffunction-sections', '-fdata-sections');
 
 # fuzz(target, what, [sources], [libraries], [cflags]): build the target,
@@ -156,15 +156,16 @@ sub fuzz
 
 fuzz('fuzz_values', 'bloom, stablebloom and slidingbloom input and validation',
 	[
-		"$src/value_io.c", "$src/bloom.c", "$src/stablebloom.c",
-		"$src/slidingbloom.c", "$src/slidingbloom_time.c", "$src/sizing.c",
-		"$src/hash.c"
+		"$src/common/value_io.c", "$src/filters/bloom.c", "$src/filters/stablebloom.c",
+		"$src/filters/slidingbloom_format.c", "$src/filters/slidingbloom.c",
+		"$src/filters/slidingbloom_time.c", "$src/common/sizing.c",
+		"$src/common/hash.c"
 	],
 	[], []);
 fuzz('fuzz_url', 'url_canonical (uriparser, libidn2)',
-	[ "$fuzz/url_stubs.c", "$src/url.c" ],
+	[ "$fuzz/url_stubs.c", "$src/url/url.c" ],
 	[ '-luriparser', '-lidn2' ], ['-DFUZZ_STRINGINFO']);
 fuzz('fuzz_chunk', 'sieve_chunk decoding and the chunk writer',
-	["$src/sieve_codes.c"], [], []);
+	["$src/sieve/sieve_codes.c"], [], []);
 
 done_testing();

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the Rice-coded chunks of a compressed seen
- * (src/sieve_codes.c), under AddressSanitizer and UBSan.
+ * (src/sieve/sieve_codes.c), under AddressSanitizer and UBSan.
  *
  * The first input byte picks what the rest is.
  *

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the canonical form of URLs (src/url.c, on uriparser
+ * libFuzzer target: the canonical form of URLs (src/url/url.c, on uriparser
  * and libidn2), under AddressSanitizer and UBSan.
  *
  * The first input byte picks the options (the query kept, sorted or

@@ -97,8 +97,6 @@
 #include "catalog/pg_type_d.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_index.h"
-#include "commands/defrem.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -177,13 +175,6 @@ typedef struct SieveTables
 	char	   *frontier_name;
 } SieveTables;
 
-static char *
-qualified_name(Relation rel)
-{
-	return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-									  RelationGetRelationName(rel));
-}
-
 static void
 check_relkind(Relation rel, const char *role, bool partitioned_ok)
 {
@@ -219,76 +210,6 @@ check_column(Relation rel, const char *role, const char *column, Oid type)
 				 errmsg("column \"%s\" of %s relation \"%s\" has type %s, not %s",
 						column, role, RelationGetRelationName(rel),
 						format_type_be(actual), format_type_be(type))));
-}
-
-/*
- * A valid, immediate, non-partial unique btree index on rel (column)
- * alone, with bigint's own operator class (the probes compare int8 with
- * int8's functions), in ascending order if asked; found in the catalogs
- * without opening it (on Citus it is a shell's)
- */
-static Oid
-unique_index(Relation rel, const char *column, bool ascending, const char *caller)
-{
-	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), column);
-	Oid			int8_ops = GetDefaultOpClass(INT8OID, BTREE_AM_OID);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-
-	foreach(lc, indexes)
-	{
-		Oid			indexoid = lfirst_oid(lc);
-		HeapTuple	indextuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-		HeapTuple	classtuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-		Form_pg_index form;
-		bool		suitable;
-
-		if (!HeapTupleIsValid(indextuple) || !HeapTupleIsValid(classtuple))
-			elog(ERROR, "cache lookup failed for index %u", indexoid);
-		form = (Form_pg_index) GETSTRUCT(indextuple);
-		suitable = attnum != InvalidAttrNumber &&
-			form->indisunique && form->indisvalid && form->indimmediate &&
-			form->indnkeyatts == 1 && form->indkey.values[0] == attnum &&
-			((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
-			heap_attisnull(indextuple, Anum_pg_index_indpred, NULL);
-		if (suitable)
-		{
-			bool		isnull;
-			oidvector  *indclass = (oidvector *)
-				DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
-												Anum_pg_index_indclass, &isnull));
-			int2vector *indoption = (int2vector *)
-				DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
-												Anum_pg_index_indoption, &isnull));
-
-			suitable = indclass->values[0] == int8_ops &&
-				(!ascending || (indoption->values[0] & INDOPTION_DESC) == 0);
-		}
-		ReleaseSysCache(classtuple);
-		ReleaseSysCache(indextuple);
-		if (suitable)
-			return indexoid;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-			 errmsg("seen relation \"%s\" has no %sunique btree index on (%s)",
-					RelationGetRelationName(rel), ascending ? "ascending " : "", column),
-			 errdetail("%s needs a valid, immediate, non-partial unique btree index on the bigint column %s alone, with its default operator class%s.",
-					   caller, column, ascending ? ", in ascending order" : ""),
-			 errhint("CREATE UNIQUE INDEX ON %s (%s);", qualified_name(rel), column)));
-	return InvalidOid;			/* keep compiler quiet */
-}
-
-Oid
-sieve_unique_index(Relation rel, const char *column, const char *caller)
-{
-	return unique_index(rel, column, false, caller);
-}
-
-Oid
-sieve_ascending_index(Relation rel, const char *column, const char *caller)
-{
-	return unique_index(rel, column, true, caller);
 }
 
 /*
@@ -494,9 +415,9 @@ open_tables(SieveTables *t, Oid seen, Oid discovered, Oid frontier)
 	if (t->compressed)
 		sieve_store_check_rewritable(t->seen, "sieve_flush");
 
-	t->seen_name = qualified_name(t->seen);
-	t->discovered_name = qualified_name(t->discovered);
-	t->frontier_name = qualified_name(t->frontier);
+	t->seen_name = sieve_qualified_name(t->seen);
+	t->discovered_name = sieve_qualified_name(t->discovered);
+	t->frontier_name = sieve_qualified_name(t->frontier);
 }
 
 static void

@@ -2,8 +2,10 @@
  *
  * slidingbloom_time.c
  *	  Sliding filters whose window is a time ("not seen in the last 7
- *	  days"), not a number of arrivals: the constructors, an arrival and a
- *	  test at a timestamp, and the SQL functions that take one.
+ *	  days"), not a number of arrivals: an arrival and a test at a
+ *	  timestamp, and the SQL functions that take one.  The layout's value
+ *	  (its clock, its constructor, its validation) is in
+ *	  slidingbloom_format.c.
  *
  * The layout is the stamped one (format.h) with a clock of ticks of time:
  * a window W is cut into at most SLIDINGBLOOM_TIME_TICKS ticks, a cell
@@ -98,169 +100,6 @@ check_timestamp(int64 ts)
 	return ts;
 }
 
-/* The horizon H = n + L in ticks: older cells are dead for every arrival */
-static uint64
-time_horizon(const SlidingBloomData *filter, const SlidingBloomClock *clock)
-{
-	return filter->window - 1 + (uint64) clock->tolerance;
-}
-
-/* The sweep's room M - 2H - 1: it visits every cell within so many ticks */
-static uint64
-time_room(int cell_bits, uint64 horizon)
-{
-	uint64		modulus = SLIDINGBLOOM_STAMP_MODULUS(cell_bits);
-
-	return modulus > 2 * horizon + 1 ? modulus - 2 * horizon - 1 : 0;
-}
-
-/*
- * The ticks of a window and its tolerance: unit = ceil(W / TICKS),
- * n = ceil(W / unit), L = ceil(tolerance / unit); and the cells' bits, the
- * fewest whose stamps leave a sweep room of at least 2H + 3 ticks (so a
- * sweep of about m / 2H cells a tick), or 0 when none of 32 bits does.
- */
-static int
-time_ticks(int64 window_usec, int64 tolerance_usec, int64 *unit, int64 *ticks,
-		   int64 *tolerance)
-{
-	uint64		horizon;
-
-	*unit = window_usec / SLIDINGBLOOM_TIME_TICKS +
-		(window_usec % SLIDINGBLOOM_TIME_TICKS != 0);
-	*ticks = window_usec / *unit + (window_usec % *unit != 0);
-	*tolerance = tolerance_usec / *unit + (tolerance_usec % *unit != 0);
-	horizon = (uint64) *ticks + (uint64) *tolerance;
-	for (int b = 2; b <= SLIDINGBLOOM_STAMP_MAX_BITS; b++)
-		if (time_room(b, horizon) >= 2 * horizon + 3)
-			return b;
-	return 0;
-}
-
-/*
- * Whether the stale horizon (n + 1) unit or the tolerance L unit, in
- * microseconds, overflows a bigint: slidingbloom_info shows both
- */
-static bool
-time_out_of_range(int64 unit, int64 ticks, int64 tolerance)
-{
-	int64		usec;
-
-	return pg_mul_s64_overflow(ticks + 1, unit, &usec) ||
-		pg_mul_s64_overflow(tolerance, unit, &usec);
-}
-
-/*
- * A new filter of a window of time in the empty form (its header and its
- * clock), after checking every parameter
- */
-static SlidingBloom
-slidingbloom_new_time(int64 window_usec, int64 tolerance_usec, int64 capacity,
-					  int64 cells, int32 hashes, uint64 seed, bool refresh)
-{
-	int64		unit;
-	int64		ticks;
-	int64		tolerance;
-	int			b = time_ticks(window_usec, tolerance_usec, &unit, &ticks, &tolerance);
-	Size		size = SLIDINGBLOOM_HEADER_SIZE + sizeof(SlidingBloomClock);
-	SlidingBloom filter;
-	SlidingBloomClock *clock;
-	uint64		room;
-
-	sbf_check_hashes(hashes);
-	sbf_check_capacity(capacity);
-	if (b == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the tolerance is too long for the window"),
-				 errdetail("The tolerance is " INT64_FORMAT " ticks of " INT64_FORMAT " microseconds, %d to a window.",
-						   tolerance, unit, SLIDINGBLOOM_TIME_TICKS),
-				 errhint("A tolerance of up to about 16 million windows fits.")));
-	if (time_out_of_range(unit, ticks, tolerance))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("the window and its tolerance are out of range for a sliding filter"),
-				 errdetail("A window must stay under about 287,000 years (its stale horizon is 65/64 of it), and its tolerance under about 292,000.")));
-	if (cells < 1 || (uint64) cells > SLIDINGBLOOM_MAX_WORDS * 64 / (uint64) b ||
-		SLIDINGBLOOM_STAMPED_SIZE(cells, b) + sizeof(SlidingBloomClock) > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a sliding filter of " INT64_FORMAT " cells of %d bits is too large or empty",
-						cells, b),
-				 errdetail("A slidingbloom value holds at most 1 GB.")));
-	room = time_room(b, (uint64) ticks + (uint64) tolerance);
-
-	filter = (SlidingBloom) palloc0(size);
-	SET_VARSIZE(filter, size);
-	filter->magic = SBF_MAGIC_SLIDINGBLOOM;
-	filter->version = SBF_SLIDINGBLOOM_VERSION;
-	filter->hashes = (uint16) hashes;
-	filter->slices = (uint16) b;
-	filter->flags = SLIDINGBLOOM_FLAG_STAMPED | SLIDINGBLOOM_FLAG_TIME |
-		SLIDINGBLOOM_FLAG_EMPTY | (refresh ? SLIDINGBLOOM_FLAG_REFRESH : 0);
-	filter->slice_bits = (uint64) cells;
-	filter->generation = (uint64) cells / room + ((uint64) cells % room != 0);
-	filter->window = (uint64) ticks + 1;
-	filter->seed = seed;
-	clock = slidingbloom_clock(filter);
-	clock->window_usec = window_usec;
-	clock->unit = unit;
-	clock->tolerance = tolerance;
-	clock->capacity = capacity;
-	return filter;
-}
-
-/* A value that fails validation: an ERROR of the caller's sqlstate */
-#define TIME_INVALID(...) \
-	ereport(ERROR, \
-			(errcode(sqlstate), \
-			 errmsg("invalid slidingbloom value"), \
-			 errdetail(__VA_ARGS__)))
-
-/*
- * A window of time's own header fields, its length and its clock
- * (format.h); slidingbloom.c checks the rest of the stamped layout's
- */
-void
-slidingbloom_validate_time(const SlidingBloomData *filter, int sqlstate)
-{
-	Size		size = VARSIZE(filter);
-	Size		expected = sizeof(SlidingBloomClock) +
-		(SLIDINGBLOOM_IS_EMPTY(filter) ? SLIDINGBLOOM_HEADER_SIZE :
-		 SLIDINGBLOOM_STAMPED_SIZE(filter->slice_bits, filter->slices));
-	const SlidingBloomClock *clock;
-	int64		unit;
-	int64		ticks;
-	int64		tolerance;
-	uint64		room;
-
-	if (size != expected)
-		TIME_INVALID("A sliding filter of time of " UINT64_FORMAT " cells of %d bits takes %zu bytes, but the value has %zu.",
-					 filter->slice_bits, (int) filter->slices,
-					 expected - VARHDRSZ, size - VARHDRSZ);
-	clock = slidingbloom_clock(filter);
-	if (clock->window_usec < 1 || clock->tolerance < 0 || clock->capacity < 1)
-		TIME_INVALID("The window is " INT64_FORMAT " microseconds, the tolerance " INT64_FORMAT " ticks and the capacity " INT64_FORMAT ".",
-					 clock->window_usec, clock->tolerance, clock->capacity);
-	(void) time_ticks(clock->window_usec, 0, &unit, &ticks, &tolerance);
-	if (clock->unit != unit || filter->window != (uint64) ticks + 1)
-		TIME_INVALID("A window of " INT64_FORMAT " microseconds has ticks of " INT64_FORMAT " and " INT64_FORMAT " of them, not " INT64_FORMAT " and " UINT64_FORMAT ".",
-					 clock->window_usec, unit, ticks, clock->unit, filter->window - 1);
-	if (time_out_of_range(unit, ticks, clock->tolerance))
-		TIME_INVALID("The window's ticks or its tolerance of " INT64_FORMAT " ticks overflow a bigint of microseconds.",
-					 clock->tolerance);
-	/* below 2^32 ticks of tolerance, H cannot wrap around */
-	room = clock->tolerance >= (INT64CONST(1) << 32) ? 0 :
-		time_room(filter->slices, time_horizon(filter, clock));
-	if (room == 0)
-		TIME_INVALID("Stamps of %d bits cannot hold a window of " INT64_FORMAT " ticks and a tolerance of " INT64_FORMAT ".",
-					 (int) filter->slices, ticks, clock->tolerance);
-	if (filter->generation != filter->slice_bits / room + (filter->slice_bits % room != 0))
-		TIME_INVALID("The sweep step is " UINT64_FORMAT ", not the " UINT64_FORMAT " of its cells, stamps and horizon.",
-					 filter->generation,
-					 filter->slice_bits / room + (filter->slice_bits % room != 0));
-}
-
 /* An arrival with a NULL time */
 void
 slidingbloom_time_is_null(void)
@@ -331,7 +170,7 @@ time_lateness(const SlidingBloomData *filter, int64 tick, uint64 *ahead)
 static void
 time_advance(SlidingBloom filter, SlidingBloomClock *clock, int64 tick, uint64 ticks)
 {
-	uint64		horizon = time_horizon(filter, clock);
+	uint64		horizon = slidingbloom_time_horizon(filter, clock);
 	uint64		now;
 	uint64		todo;
 
@@ -591,7 +430,7 @@ slidingbloom_fit_time(PG_FUNCTION_ARGS)
 	int64		unit;
 	int64		ticks;
 	int64		tolerance;
-	int			b = time_ticks(window_usec, tolerance_usec, &unit, &ticks, &tolerance);
+	int			b = slidingbloom_time_ticks(window_usec, tolerance_usec, &unit, &ticks, &tolerance);
 	int64		room = max_bytes - (int64) (SLIDINGBLOOM_HEADER_SIZE + sizeof(SlidingBloomClock));
 	uint64		cells;
 	int			best_hashes = 1;

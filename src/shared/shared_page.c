@@ -28,6 +28,7 @@
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "storage/buf_internals.h"
@@ -39,6 +40,18 @@
 #include "utils/memutils.h"
 
 #include "shared.h"
+
+/*
+ * Is the table's access method sbf_filter?  Asked by its name, not by its
+ * routine (shared_am.c, which calls down into this file): an access
+ * method's name is unique, and goes with the extension that made it.
+ */
+static bool
+sbf_is_filter_am(Relation rel)
+{
+	return OidIsValid(rel->rd_rel->relam) &&
+		rel->rd_rel->relam == get_am_oid("sbf_filter", true);
+}
 
 /*
  * Open a shared filter by OID with the given lock, after checking that the
@@ -78,8 +91,7 @@ sbf_shared_open(Oid relid, LOCKMODE lockmode, AclMode mode)
 	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (rel->rd_rel->relkind != RELKIND_RELATION ||
-		rel->rd_tableam != &sbf_filter_methods)
+	if (rel->rd_rel->relkind != RELKIND_RELATION || !sbf_is_filter_am(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a shared filter", RelationGetRelationName(rel)),
@@ -160,75 +172,6 @@ sbf_shared_check_relation(Relation rel, int *page_att, int *data_att)
 		*page_att = live[0];
 	if (data_att != NULL)
 		*data_att = live[1];
-}
-
-/*
- * Check every field of a metapage: read from disk (ERRCODE_DATA_CORRUPTED)
- * or from a row being restored (ERRCODE_INVALID_BINARY_REPRESENTATION).
- */
-void
-sbf_shared_validate_meta(const SbfSharedMeta *meta, int sqlstate,
-						 const char *relname)
-{
-#define SBF_META_INVALID(...) \
-	ereport(ERROR, \
-			(errcode(sqlstate), \
-			 errmsg("invalid metapage in shared filter \"%s\"", relname), \
-			 errdetail(__VA_ARGS__)))
-
-	if (meta->magic != SBF_MAGIC_SHARED)
-		SBF_META_INVALID("The magic number is 0x%08x, not 0x%08x.",
-						 meta->magic, SBF_MAGIC_SHARED);
-	if (meta->version != SBF_SHARED_LAYOUT_PAGES &&
-		meta->version != SBF_SHARED_LAYOUT_LINES &&
-		meta->version != SBF_SHARED_LAYOUT_PENDING &&
-		meta->version != SBF_SHARED_LAYOUT_STAMPED)
-		SBF_META_INVALID("The format version is %u; this version of sbf reads versions %d to %d.",
-						 (unsigned) meta->version, SBF_SHARED_LAYOUT_PAGES,
-						 SBF_SHARED_LAYOUT_STAMPED);
-	if (meta->kind != SBF_SHARED_BLOOM && meta->kind != SBF_SHARED_STABLEBLOOM &&
-		meta->kind != SBF_SHARED_SLIDINGBLOOM)
-		SBF_META_INVALID("The kind is %u, none of bloom (%d), stablebloom (%d) and slidingbloom (%d).",
-						 (unsigned) meta->kind, SBF_SHARED_BLOOM, SBF_SHARED_STABLEBLOOM,
-						 SBF_SHARED_SLIDINGBLOOM);
-	if ((meta->kind == SBF_SHARED_SLIDINGBLOOM) !=
-		(meta->version == SBF_SHARED_LAYOUT_STAMPED))
-		SBF_META_INVALID("The stamped layout (version %d) is that of sliding filters, and theirs only.",
-						 SBF_SHARED_LAYOUT_STAMPED);
-	if (meta->kind == SBF_SHARED_SLIDINGBLOOM)
-	{
-		sbf_sliding_validate_meta(meta, sqlstate, relname);
-		return;
-	}
-	if (meta->version != SBF_SHARED_LAYOUT_PAGES && meta->kind != SBF_SHARED_BLOOM)
-		SBF_META_INVALID("The line layouts (versions %d and %d) are for bloom filters only.",
-						 SBF_SHARED_LAYOUT_LINES, SBF_SHARED_LAYOUT_PENDING);
-	if (meta->hashes < 1 || meta->hashes > SBF_MAX_HASHES)
-		SBF_META_INVALID("The number of hashes is %u, outside 1..%d.",
-						 (unsigned) meta->hashes, SBF_MAX_HASHES);
-	if (meta->max < 1 || meta->cell_bits != stablebloom_cell_bits(meta->max) ||
-		(meta->kind == SBF_SHARED_BLOOM && meta->max != 1))
-		SBF_META_INVALID("The max is %u and cells have %u bits.",
-						 (unsigned) meta->max, (unsigned) meta->cell_bits);
-	if (meta->block_bits != sbf_layout_block_bits(meta->version))
-		SBF_META_INVALID("A data page holds %u bits, not " UINT64_FORMAT ".",
-						 meta->block_bits, sbf_layout_block_bits(meta->version));
-	if (meta->pages < 1 || meta->pages > SBF_SHARED_MAX_PAGES)
-		SBF_META_INVALID("The number of data pages is " UINT64_FORMAT ", outside 1.." UINT64_FORMAT ".",
-						 meta->pages, SBF_SHARED_MAX_PAGES);
-	if (meta->cells != meta->pages * sbf_shared_page_cells(meta))
-		SBF_META_INVALID("The number of cells is " UINT64_FORMAT ", not " UINT64_FORMAT " pages of " UINT64_FORMAT ".",
-						 meta->cells, meta->pages, sbf_shared_page_cells(meta));
-	if (meta->decrements >= sbf_shared_page_cells(meta) ||
-		(meta->kind == SBF_SHARED_BLOOM && meta->decrements != 0))
-		SBF_META_INVALID("The number of decrements is " UINT64_FORMAT ".",
-						 meta->decrements);
-	if (sbf_shared_page_cells(meta) <= meta->hashes)
-		SBF_META_INVALID("A page's " UINT64_FORMAT " cells do not exceed the %u hashes.",
-						 sbf_shared_page_cells(meta), (unsigned) meta->hashes);
-	if (meta->capacity < 1 || isnan(meta->fpr) || meta->fpr <= 0.0 || meta->fpr >= 1.0)
-		SBF_META_INVALID("The capacity is " INT64_FORMAT " and the false-positive rate %g.",
-						 meta->capacity, meta->fpr);
 }
 
 /*
@@ -724,69 +667,6 @@ sbf_shared_prefetch_ahead(Relation rel, const SbfSharedMeta *meta,
 	if (meta->version == SBF_SHARED_LAYOUT_PENDING)
 		for (; ahead->folds < Min(n, end + SBF_PREFETCH_DISTANCE / 4); ahead->folds++)
 			sbf_shared_prefetch_folds(rel, meta, items[ahead->folds].page);
-}
-
-/*
- * A page's first seed: the filter's seed and the block number, mixed by
- * one SplitMix64 step so that neighbouring pages' sequences do not overlap
- */
-static uint64
-sbf_shared_page_seed(uint64 seed, BlockNumber blkno)
-{
-	uint64		state = seed ^ ((uint64) blkno * UINT64CONST(0xD1B54A32D192ED03));
-
-	return splitmix64_next(&state);
-}
-
-/*
- * Initialize a page: the standard layout with the block (or the metapage's
- * fields) right after the header and pd_lower at its end (in the pending
- * layout, at the end of the lines: no pending adds), so a full-page image
- * keeps it; a data page's PRNG is seeded for the stable kind.
- */
-void
-sbf_shared_page_init(Page page, const SbfSharedMeta *meta, BlockNumber blkno)
-{
-	Size		contents = (blkno == SBF_METAPAGE_BLKNO) ?
-		sizeof(SbfSharedMeta) : SBF_BLOCK_BYTES;
-
-	Assert(blkno != SBF_METAPAGE_BLKNO || !sbf_meta_has_state(meta));
-
-	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
-	((PageHeader) page)->pd_lower = sbf_contents_offset(meta, blkno) + contents;
-	if (blkno != SBF_METAPAGE_BLKNO && meta->version == SBF_SHARED_LAYOUT_PENDING)
-		((PageHeader) page)->pd_lower = SBF_PENDING_START;	/* no pending adds */
-	if (blkno == SBF_METAPAGE_BLKNO)
-		memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
-	else if (meta->kind == SBF_SHARED_STABLEBLOOM)
-		sbf_page_opaque(page)->prng = sbf_shared_page_seed(meta->seed, blkno);
-}
-
-/*
- * Initialize a metapage: the filter's fields and, in a layout that has
- * one, its state after them, pd_lower at their end.
- */
-void
-sbf_shared_meta_page_init(Page page, const SbfSharedMeta *meta,
-						  const SbfSharedState *state,
-						  const SbfSlidingState *sliding)
-{
-	if (!sbf_meta_has_state(meta))
-	{
-		sbf_shared_page_init(page, meta, SBF_METAPAGE_BLKNO);
-		return;
-	}
-	Assert(state != NULL);
-	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
-	memcpy(PageGetContents(page), meta, sizeof(SbfSharedMeta));
-	memcpy(sbf_meta_page_state(page), state, sizeof(SbfSharedState));
-	if (meta->version == SBF_SHARED_LAYOUT_STAMPED)
-	{
-		Assert(sliding != NULL);
-		memcpy(sbf_meta_page_sliding(page), sliding, sizeof(SbfSlidingState));
-	}
-	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
-		sbf_meta_contents_size(meta);
 }
 
 /*

@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shared_create.c
- *	  Shared filters: shared_bloom_create and shared_stablebloom_create,
- *	  and the metapage, sparse extension and init fork of a new filter.
+ *	  Shared filters: shared_bloom_create, shared_stablebloom_create,
+ *	  shared_slidingbloom_create and shared_reset: a new filter's parameters
+ *	  (a sliding filter's sized here too), its table, and its storage
+ *	  (shared_storage.c).
  *
  * A filter is made through SQL, CREATE TABLE name (page bigint, data
  * bytea) USING sbf_filter, run by the caller (so it owns the table) under
@@ -54,245 +56,11 @@
 PG_FUNCTION_INFO_V1(shared_bloom_create);
 PG_FUNCTION_INFO_V1(shared_stablebloom_create);
 PG_FUNCTION_INFO_V1(shared_reset);
+PG_FUNCTION_INFO_V1(shared_slidingbloom_create);
+PG_FUNCTION_INFO_V1(shared_slidingbloom_create_time);
 
-/*
- * Write the metapage and give the relation its full, sparse size; for an
- * unlogged relation write the metapage into the init fork too.  The
- * relation must have no metapage: be empty, or have a block 0 never
- * written (a restore of page 0 that a crash interrupted after extending
- * the relation; what follows block 0 is then zeros too, since no data page
- * reaches the disk before the WAL that came after the metapage's).  Also
- * used to restore a dump (the row of page 0) and to copy a filter.
- *
- * Restoring holds only the RowExclusiveLock of INSERT, so two sessions may
- * insert a page 0 into the same empty table at once: the relation
- * extension lock, held from the check that the relation is empty to its
- * extension, lets one of them write block 0 and tells the other that the
- * filter already has its metapage (rather than letting it write its
- * metapage as block 1, a data page).
- */
-void
-sbf_shared_init_storage(Relation rel, const SbfSharedMeta *meta,
-						const SbfSharedState *state,
-						const SbfSlidingState *sliding)
-{
-	PGAlignedBlock block;
-	Buffer		buf;
-
-	/* as for any logged change: COMMIT then flushes the WAL */
-	if (RelationNeedsWAL(rel))
-		(void) GetTopTransactionId();
-
-	LockRelationForExtension(rel, ExclusiveLock);
-	if (RelationGetNumberOfBlocks(rel) == 0)
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	else
-		buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
-	Assert(BufferGetBlockNumber(buf) == SBF_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (!PageIsNew(BufferGetPage(buf)))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("shared filter \"%s\" already has a metapage",
-						RelationGetRelationName(rel)),
-				 errdetail("Page 0 can only be written into an empty filter.")));
-
-	START_CRIT_SECTION();
-	sbf_shared_meta_page_init(BufferGetPage(buf), meta, state, sliding);
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(rel))
-		log_newpage_buffer(buf, true);
-	END_CRIT_SECTION();
-	UnlockReleaseBuffer(buf);
-
-	/* the data pages: a hole up to the last one */
-	memset(block.data, 0, BLCKSZ);
-	if (meta->pages >= RelationGetNumberOfBlocks(rel))
-		smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, (BlockNumber) meta->pages,
-				   block.data, false);
-	/* (under the lock, which sbf_shared_repair_init_fork takes too) */
-	if (rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
-		sbf_shared_write_init_fork(rel, meta, state, sliding);
-	UnlockRelationForExtension(rel, ExclusiveLock);
-}
-
-/*
- * The page an unlogged filter's init fork holds: its metapage as the filter
- * was made (a growing one with its first sub-filter only, and a count of
- * zero: its state as it was made, whatever state is given), or with meta
- * NULL an all-zero page (no metapage, as after TRUNCATE)
- */
-static void
-sbf_init_fork_page(char *page, const SbfSharedMeta *meta,
-				   const SbfSharedState *state, const SbfSlidingState *sliding)
-{
-	SbfSharedState initial;
-	SbfSlidingState initial_sliding;
-
-	memset(page, 0, BLCKSZ);
-	if (meta == NULL)
-		return;
-	if (sbf_meta_has_state(meta))
-		sbf_state_init(&initial, meta, state->growth, state->tightening);
-	/* a sliding filter comes back with its clock as when it was made */
-	if (sliding != NULL)
-	{
-		initial_sliding = *sliding;
-		initial_sliding.clock = (sliding->flags & SBF_SLIDING_TIME) ?
-			PG_INT64_MIN : 0;
-	}
-	sbf_shared_meta_page_init((Page) page, meta, &initial,
-							  sliding ? &initial_sliding : NULL);
-	PageSetChecksumInplace((Page) page, SBF_METAPAGE_BLKNO);
-}
-
-/*
- * Write the metapage (or, with meta NULL, an all-zero page: no metapage, as
- * after TRUNCATE) as block 0 of the init fork of an unlogged filter,
- * logged, as an index's ambuildempty does: crash recovery copies the init
- * fork over the main fork, and the filter comes back empty with its
- * parameters (sbf_init_fork_page).
- *
- * The page is written past shared buffers, so a checkpoint that began
- * after its WAL record and ended before the sync would leave it only in
- * the kernel's cache, with replay starting past the record: checkpoints
- * wait for this backend (DELAY_CHKPT_START) from before the write until
- * the page is synced.
- */
-void
-sbf_shared_write_init_fork(Relation rel, const SbfSharedMeta *meta,
-						   const SbfSharedState *state,
-						   const SbfSlidingState *sliding)
-{
-	PGAlignedBlock block;
-	bool		delaying = (MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0;
-
-	sbf_init_fork_page(block.data, meta, state, sliding);
-	if (delaying)
-		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
-	PG_TRY();
-	{
-		if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
-			smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-					   block.data, true);
-		else
-			smgrwrite(RelationGetSmgr(rel), INIT_FORKNUM, SBF_METAPAGE_BLKNO,
-					  block.data, true);
-		log_newpage(SmgrRelFileLocator(RelationGetSmgr(rel)), INIT_FORKNUM,
-					SBF_METAPAGE_BLKNO, (Page) block.data, meta != NULL);
-		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM);
-	}
-	PG_FINALLY();
-	{
-		if (delaying)
-			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
-	}
-	PG_END_TRY();
-}
-
-/*
- * Create the init fork of an unlogged filter that has none, holding its
- * metapage, in one step a crash cannot split: the page is written and
- * synced in a temporary file, which is then renamed to the init fork's
- * name (durable_rename).  Crash recovery resets a relation to its init
- * fork when it has one and leaves it alone when it has none, so an init
- * fork that existed empty for a moment would reset the filter to no
- * metapage.  (A leftover temporary file goes at the next start.)
- *
- * Not WAL-logged: a standby or backup copied while the filter had no
- * init fork holds its main fork, and an init fork replayed beside it would
- * make the end of recovery fail (ResetUnloggedRelations copies an init
- * fork onto a main fork that must not exist).  Such a copy keeps the
- * filter as pg_upgrade brought it until its own first open writes the
- * init fork; a copy taken after this has the init fork, not the main one.
- */
-static void
-sbf_shared_create_init_fork(Relation rel, const SbfSharedMeta *meta,
-							const SbfSharedState *state,
-							const SbfSlidingState *sliding)
-{
-	PGAlignedBlock block;
-	char		tmpdir[MAXPGPATH];
-	char		tmppath[MAXPGPATH];
-	char		path[MAXPGPATH];
-	Oid			spc = OidIsValid(rel->rd_rel->reltablespace) ?
-		rel->rd_rel->reltablespace : MyDatabaseTableSpace;
-	int			fd;
-
-	sbf_init_fork_page(block.data, meta, state, sliding);
-	relpathperm_copy(RelationFileLocator(rel), INIT_FORKNUM, path);
-	/* in the tablespace's directory of temporary files: the same file system */
-	TempTablespacePath(tmpdir, spc);
-	if (MakePGDirectory(tmpdir) < 0 && errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", tmpdir)));
-	snprintf(tmppath, sizeof(tmppath), "%s/%s%d.sbf_init_fork",
-			 tmpdir, PG_TEMP_FILE_PREFIX, MyProcPid);
-	fd = OpenTransientFile(tmppath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmppath)));
-	errno = 0;
-	if (write(fd, block.data, BLCKSZ) != BLCKSZ)
-	{
-		/* a short write with no error set is a full disk */
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmppath)));
-	}
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", tmppath)));
-	/* syncs the file, renames it, syncs it and its new directory */
-	(void) durable_rename(tmppath, path, ERROR);
-}
-
-/*
- * pg_upgrade carries the main fork of a table, not its init fork, and the
- * filter's CREATE TABLE in the new cluster makes none (shared_am.c): an
- * unlogged filter arrives with no init fork, which crash recovery leaves
- * as it is (nothing writes a filter before it is opened).  The first time
- * a backend opens such a filter, it creates the init fork with the
- * metapage (under the relation extension lock, so once).  A filter
- * upgraded by an earlier build of 1.1 has an empty init fork instead: the
- * metapage is written into it, logged.
- */
-void
-sbf_shared_repair_init_fork(Relation rel, const SbfSharedMeta *meta,
-							const SbfSharedState *state,
-							const SbfSlidingState *sliding)
-{
-	if (rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED ||
-		RecoveryInProgress() ||
-		(smgrexists(RelationGetSmgr(rel), INIT_FORKNUM) &&
-		 smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) > 0))
-		return;
-	if (meta->version != SBF_SHARED_LAYOUT_STAMPED)
-		sliding = NULL;
-	LockRelationForExtension(rel, ExclusiveLock);
-	if (!smgrexists(RelationGetSmgr(rel), INIT_FORKNUM))
-	{
-		ereport(LOG,
-				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
-						RelationGetRelationName(rel)),
-				 errdetail("It had no init fork, as after pg_upgrade.")));
-		sbf_shared_create_init_fork(rel, meta, state, sliding);
-	}
-	else if (smgrnblocks(RelationGetSmgr(rel), INIT_FORKNUM) == 0)
-	{
-		ereport(LOG,
-				(errmsg("writing the metapage of unlogged shared filter \"%s\" into its init fork",
-						RelationGetRelationName(rel)),
-				 errdetail("Its init fork was empty.")));
-		sbf_shared_write_init_fork(rel, meta, state, sliding);
-	}
-	UnlockRelationForExtension(rel, ExclusiveLock);
-}
+/* The most hashes sizing tries */
+#define SBF_SLIDING_MAX_K		16
 
 /*
  * Run a utility statement (CREATE TABLE, TRUNCATE) as the caller, through
@@ -450,17 +218,6 @@ sbf_shared_create(text *name, const SbfSharedMeta *meta,
 	return relid;
 }
 
-void
-sbf_shared_meta_common(SbfSharedMeta *meta, int kind, int64 seed)
-{
-	memset(meta, 0, sizeof(SbfSharedMeta));
-	meta->magic = SBF_MAGIC_SHARED;
-	meta->version = SBF_SHARED_LAYOUT_PAGES;
-	meta->kind = (uint16) kind;
-	meta->block_bits = (uint32) SBF_BLOCK_BITS;
-	meta->seed = (uint64) seed;
-}
-
 /*
  * shared_bloom_create(name text, capacity bigint, fpr float8,
  *					   seed bigint DEFAULT 0, unlogged boolean DEFAULT false,
@@ -610,4 +367,266 @@ shared_reset(PG_FUNCTION_ARGS)
 							meta.version == SBF_SHARED_LAYOUT_STAMPED ? &sliding : NULL);
 	table_close(rel, NoLock);
 	PG_RETURN_OID(relid);
+}
+
+/*
+ * An interval in microseconds, a month being 30 days as in EXTRACT(epoch);
+ * false if it does not fit (or is infinite)
+ */
+static bool
+sbf_interval_usecs(const Interval *span, int64 *usecs)
+{
+	int64		months;
+	int64		days;
+
+#ifdef INTERVAL_NOT_FINITE
+	if (INTERVAL_NOT_FINITE(span))
+		return false;
+#endif
+	if (pg_mul_s64_overflow((int64) span->month, (int64) DAYS_PER_MONTH * USECS_PER_DAY, &months) ||
+		pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &days) ||
+		pg_add_s64_overflow(months, days, usecs) ||
+		pg_add_s64_overflow(*usecs, span->time, usecs))
+		return false;
+	return true;
+}
+
+/*
+ * The fewest pages (and the k that needs them) whose rate at "live" values
+ * is at most fpr
+ */
+static uint64
+sbf_sliding_pages(uint64 cells, double live, double fpr, int *hashes)
+{
+	uint64		best = 0;
+	int			k;
+
+	for (k = 1; k <= SBF_SLIDING_MAX_K && (uint64) k < cells; k++)
+	{
+		uint64		lo = 1;
+		uint64		hi = 1;
+
+		while (sbf_sliding_blocked_fpr(k, cells, (double) hi, live) > fpr)
+		{
+			if (hi >= SBF_SHARED_MAX_PAGES)
+				break;
+			lo = hi + 1;
+			hi = Min(hi * 2, SBF_SHARED_MAX_PAGES);
+		}
+		if (sbf_sliding_blocked_fpr(k, cells, (double) hi, live) > fpr)
+			continue;
+		while (lo < hi)
+		{
+			uint64		mid = lo + (hi - lo) / 2;
+
+			if (sbf_sliding_blocked_fpr(k, cells, (double) mid, live) <= fpr)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (best == 0 || hi < best)
+		{
+			best = hi;
+			*hashes = k;
+		}
+	}
+	if (best == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a shared sliding filter for %.0f values at false-positive rate %g is too large",
+						live, fpr),
+				 errdetail("A shared filter has at most " UINT64_FORMAT " data pages.",
+						   SBF_SHARED_MAX_PAGES)));
+	return best;
+}
+
+/*
+ * The cell width: the fewest bits of 8, 16 and 32 whose M holds a period
+ * of at least H besides the 2 H decoding needs (so a page is swept at
+ * most once every H clock values), and the period that leaves
+ */
+static void
+sbf_sliding_cells(SbfSlidingState *sliding, int *cell_bits)
+{
+	int64		horizon = sbf_sliding_horizon(sliding);
+	static const int widths[] = {8, 16, 32};
+	int			i;
+
+	for (i = 0; i < (int) lengthof(widths); i++)
+	{
+		int64		modulus = sbf_stamp_modulus(widths[i]);
+
+		if (horizon <= modulus / 3)
+		{
+			*cell_bits = widths[i];
+			sliding->period = modulus - 2 * horizon;
+			return;
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("a shared sliding filter's window and tolerance span at most " INT64_FORMAT " %s",
+					sbf_stamp_modulus(32) / 3,
+					(sliding->flags & SBF_SLIDING_TIME) ? "ticks" : "arrivals"),
+			 errdetail("They span " INT64_FORMAT "; a cell of 32 bits tells apart " INT64_FORMAT " clock values, and must tell three horizons apart.",
+					   horizon, sbf_stamp_modulus(32))));
+}
+
+/*
+ * Make the filter: size it for "live" values in its window, choose its
+ * cells, and create it as the other kinds are
+ */
+static Oid
+sbf_sliding_create(FunctionCallInfo fcinfo, SbfSlidingState *sliding,
+				   int64 capacity, double live)
+{
+	double		fpr = PG_GETARG_FLOAT8(2);
+	SbfSharedMeta meta;
+	SbfSharedState state;
+	int			cell_bits;
+	int			hashes = 1;
+
+	sbf_check_fpr(fpr);
+	sbf_sliding_cells(sliding, &cell_bits);
+	sbf_shared_meta_common(&meta, SBF_SHARED_SLIDINGBLOOM,
+						   PG_ARGISNULL(5) ? 0 : PG_GETARG_INT64(5));
+	meta.version = SBF_SHARED_LAYOUT_STAMPED;
+	meta.block_bits = (uint32) sbf_layout_block_bits(meta.version);
+	meta.max = 0;
+	meta.cell_bits = (uint8) cell_bits;
+	meta.pages = sbf_sliding_pages(sbf_shared_page_cells(&meta), Max(live, 1.0),
+								   fpr, &hashes);
+	meta.hashes = (uint16) hashes;
+	meta.cells = meta.pages * sbf_shared_page_cells(&meta);
+	meta.decrements = 0;
+	meta.capacity = capacity;
+	meta.fpr = fpr;
+	sbf_state_init(&state, &meta, 0.0, 0.0);
+	if (!PG_ARGISNULL(6) && PG_GETARG_BOOL(6))
+		sliding->flags |= SBF_SLIDING_REFRESH;
+	return sbf_shared_create(PG_GETARG_TEXT_PP(0), &meta, &state, sliding,
+							 !PG_ARGISNULL(7) && PG_GETARG_BOOL(7),
+							 !PG_ARGISNULL(8) && PG_GETARG_BOOL(8));
+}
+
+static void
+sbf_sliding_require(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of a shared sliding filter must not be NULL", name)));
+}
+
+/*
+ * shared_slidingbloom_create(name text, window bigint, fpr float8,
+ *							  capacity bigint DEFAULT NULL,
+ *							  tolerance bigint DEFAULT NULL,
+ *							  seed bigint DEFAULT 0,
+ *							  refresh boolean DEFAULT false,
+ *							  unlogged boolean DEFAULT false,
+ *							  if_not_exists boolean DEFAULT false) -> regclass
+ *
+ * A window of w arrivals: a value is seen when it arrived among the w - 1
+ * arrivals before.  capacity: the distinct values stored within a window
+ * (w - 1, every arrival new, when NULL).  tolerance: how many arrivals a
+ * concurrent call may lag behind the others on a page and still be
+ * answered exactly (w when NULL).
+ */
+Datum
+shared_slidingbloom_create(PG_FUNCTION_ARGS)
+{
+	SbfSlidingState sliding;
+	int64		window;
+	int64		capacity;
+
+	sbf_sliding_require(fcinfo, 0, "the name");
+	sbf_sliding_require(fcinfo, 1, "the window");
+	sbf_sliding_require(fcinfo, 2, "the false-positive rate");
+	window = PG_GETARG_INT64(1);
+	if (window < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window must be at least 1 arrival"),
+				 errdetail("The window given was " INT64_FORMAT ".", window)));
+	memset(&sliding, 0, sizeof(sliding));
+	sliding.window = window;
+	sliding.reach = window - 1;
+	sliding.tolerance = PG_ARGISNULL(4) ? window : PG_GETARG_INT64(4);
+	if (sliding.tolerance < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must not be negative"),
+				 errdetail("The tolerance given was " INT64_FORMAT ".", sliding.tolerance)));
+	if (window > PG_INT32_MAX || sliding.tolerance > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a shared sliding filter's window and tolerance are at most %d arrivals",
+						PG_INT32_MAX)));
+	capacity = PG_ARGISNULL(3) ? Max(window - 1, 1) : PG_GETARG_INT64(3);
+	sbf_check_capacity(capacity);
+	PG_RETURN_OID(sbf_sliding_create(fcinfo, &sliding, capacity, (double) capacity));
+}
+
+/*
+ * shared_slidingbloom_create(name text, window interval, fpr float8,
+ *							  capacity bigint, tolerance interval DEFAULT NULL,
+ *							  seed bigint DEFAULT 0,
+ *							  refresh boolean DEFAULT false,
+ *							  unlogged boolean DEFAULT false,
+ *							  if_not_exists boolean DEFAULT false) -> regclass
+ *
+ * A window of time W, in ticks of ceil(W / 64) microseconds: a value added
+ * at tick s is seen at tick t when t - s <= n = ceil(W / unit), so nothing
+ * added less than W before is missed, and what is reported seen was added
+ * less than W plus a tick before.  capacity: the distinct values stored
+ * within a window, which sizes the filter.  tolerance: how late an arrival
+ * may come after the latest one (W / 8 when NULL).
+ */
+Datum
+shared_slidingbloom_create_time(PG_FUNCTION_ARGS)
+{
+	SbfSlidingState sliding;
+	int64		window;
+	int64		tolerance;
+	int64		capacity;
+
+	sbf_sliding_require(fcinfo, 0, "the name");
+	sbf_sliding_require(fcinfo, 1, "the window");
+	sbf_sliding_require(fcinfo, 2, "the false-positive rate");
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("a shared sliding filter with a window of time needs a capacity"),
+				 errdetail("The capacity, the distinct values added within one window, sizes the filter.")));
+	if (!sbf_interval_usecs(PG_GETARG_INTERVAL_P(1), &window) || window <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window must be a positive, finite interval"),
+				 errdetail("The window given was %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   PG_GETARG_DATUM(1))))));
+	if (PG_ARGISNULL(4))
+		tolerance = (window - 1) / 8 + 1;
+	else if (!sbf_interval_usecs(PG_GETARG_INTERVAL_P(4), &tolerance) || tolerance < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must be a finite interval, not negative"),
+				 errdetail("The tolerance given was %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   PG_GETARG_DATUM(4))))));
+	capacity = PG_GETARG_INT64(3);
+	sbf_check_capacity(capacity);
+	memset(&sliding, 0, sizeof(sliding));
+	sliding.flags = SBF_SLIDING_TIME;
+	sliding.window = window;
+	sliding.unit = (window - 1) / SBF_SLIDING_TICKS + 1;
+	sliding.reach = (window - 1) / sliding.unit + 1;
+	sliding.tolerance_us = tolerance;
+	sliding.tolerance = (tolerance == 0) ? 0 : (tolerance - 1) / sliding.unit + 1;
+	sliding.clock = SBF_SLIDING_NO_CLOCK;
+	/* the values stamped in the last n + 1 ticks are live at once */
+	PG_RETURN_OID(sbf_sliding_create(fcinfo, &sliding, capacity,
+									 (double) capacity * (double) (sliding.reach + 1) /
+									 (double) sliding.reach));
 }

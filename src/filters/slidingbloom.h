@@ -5,8 +5,9 @@
  *	  aggregate and the window function.
  *
  * The structure (an age-partitioned Bloom filter, Shtul, Baquero & Almeida
- * 2020) and its layout are described in format.h; the formulas that size
- * it are in sizing.c, and docs/slidingbloom.md has the guarantee.
+ * 2020) and its layout are described in format.h; slidingbloom_format.c
+ * makes and validates its values, the formulas that size it are in
+ * sizing.c, and docs/slidingbloom.md has the guarantee.
  *
  *-------------------------------------------------------------------------
  */
@@ -47,6 +48,13 @@ slidingbloom_clock(const SlidingBloomData *filter)
 								  sizeof(SlidingBloomClock));
 }
 
+/* The horizon H = n + L in ticks: older cells are dead for every arrival */
+static inline uint64
+slidingbloom_time_horizon(const SlidingBloomData *filter, const SlidingBloomClock *clock)
+{
+	return filter->window - 1 + (uint64) clock->tolerance;
+}
+
 /* The size of the value once materialized, of any layout */
 static inline Size
 slidingbloom_full_size(const SlidingBloomData *filter)
@@ -59,6 +67,7 @@ slidingbloom_full_size(const SlidingBloomData *filter)
 	return SLIDINGBLOOM_SIZE(filter->slices, filter->slice_bits);
 }
 
+/* slidingbloom_format.c: the value of each layout, its validation */
 extern SlidingBloom slidingbloom_new(int64 slice_bits, int32 hashes, int32 slices,
 									 int64 generation, int64 window, uint64 seed,
 									 bool refresh);
@@ -66,13 +75,18 @@ extern SlidingBloom slidingbloom_new_stamped(int64 cells, int32 cell_bits,
 											 int32 hashes, int64 window,
 											 uint64 seed, bool refresh);
 extern uint64 slidingbloom_stamped_step(uint64 cells, int cell_bits, uint64 window);
+extern int	slidingbloom_time_ticks(int64 window_usec, int64 tolerance_usec,
+									int64 *unit, int64 *ticks, int64 *tolerance);
+extern SlidingBloom slidingbloom_new_time(int64 window_usec, int64 tolerance_usec,
+										  int64 capacity, int64 cells, int32 hashes,
+										  uint64 seed, bool refresh);
 extern void slidingbloom_validate_header(const SlidingBloomData *filter, int sqlstate);
 extern void slidingbloom_validate(const SlidingBloomData *filter, int sqlstate);
 extern SlidingBloom slidingbloom_from_datum(Datum datum);
+extern void slidingbloom_validate_time(const SlidingBloomData *filter, int sqlstate);
 extern SlidingBloom slidingbloom_copy_datum(Datum datum);
 
-/* slidingbloom_time.c: windows of time */
-extern void slidingbloom_validate_time(const SlidingBloomData *filter, int sqlstate);
+/* slidingbloom_time.c: arrivals and tests at a time */
 extern void slidingbloom_time_needs_timestamp(void);
 extern void slidingbloom_time_is_null(void);
 extern void slidingbloom_check_time(const SlidingBloomData *filter);

@@ -35,7 +35,8 @@
  * its snapshot saw committed, as its other tables do, and not a batch that
  * committed while it ran.  A page whose room for adds is full keeps more
  * in its chain of overflow pages (format.h), read with the page by every
- * function here (the chain is given locked, or NULL).  The page's folded
+ * function here (the chain is given as sbf_chain_read copied it, or
+ * NULL).  The page's folded
  * xid (format.h) tells a scan whose snapshot is older than a fold that the
  * bits hold adds it does not see (on a standby, whose snapshots the
  * primary's horizon does not count, or in a copy by VACUUM FULL), and the
@@ -164,14 +165,21 @@ sbf_chain_check(Relation rel, Page page, BlockNumber owner, BlockNumber blkno)
 }
 
 /*
- * Pin and lock (in mode, as the data page is) the overflow pages of data
- * page blkno, locked, in chain order: all of them with whole (an adder
+ * Read the overflow pages of data page blkno, in chain order, under the
+ * data page's lock (share or exclusive): all of them with whole (an adder
  * looking for room), else only when the chain holds pending adds (a
- * reader).  A chain is checked page by page as it is followed.
+ * reader).  Each is pinned, share-locked while it is checked and copied
+ * (its header and adds; zeros after them), and unlocked: the copies are
+ * what the functions here read, and what an adder changes before writing
+ * the changes back (shared_insert.c).  Nothing else changes an overflow
+ * page, nor reads one without its data page's lock, so the copies stay
+ * true while that lock is held, and no more than one overflow page is
+ * ever locked at a time, however long the chain.  A chain is checked page
+ * by page as it is followed.
  */
 void
-sbf_chain_lock(Relation rel, Page page, BlockNumber blkno, int mode,
-			   bool whole, SbfChain *chain)
+sbf_chain_read(Relation rel, Page page, BlockNumber blkno, bool whole,
+			   SbfChain *chain)
 {
 	const SbfOverflowLink *link = sbf_page_overflow_link(page);
 	BlockNumber next = link->first;
@@ -181,21 +189,25 @@ sbf_chain_lock(Relation rel, Page page, BlockNumber blkno, int mode,
 	chain->n = 0;
 	chain->size = 0;
 	chain->bufs = NULL;
+	chain->copies = NULL;
 	if (next == 0 || (!whole && link->adds == 0))
 		return;
 	nblocks = RelationGetNumberOfBlocks(rel);
 	while (next != 0)
 	{
 		Buffer		buf;
+		Page		over;
+		char	   *copy;
+		LocationIndex lower;
 
 		/*
 		 * overflow pages are allocated past the data pages, in ascending
-		 * order, and linked at the chain's end: a chain that goes back
-		 * would loop (and lock a page twice)
+		 * order, and linked in block order: a chain that goes back would
+		 * loop
 		 */
 		if (next >= nblocks || next <= prev)
 		{
-			sbf_chain_unlock(chain);
+			sbf_chain_release(chain);
 			sbf_chain_corrupted(rel, blkno, next,
 								next >= nblocks ? "The chain links to a page past the end of the relation." :
 								"The chain goes back to an earlier page.");
@@ -207,27 +219,40 @@ sbf_chain_lock(Relation rel, Page page, BlockNumber blkno, int mode,
 			chain->bufs = chain->bufs == NULL ?
 				palloc(chain->size * sizeof(Buffer)) :
 				repalloc(chain->bufs, chain->size * sizeof(Buffer));
+			chain->copies = chain->copies == NULL ?
+				palloc(chain->size * (Size) BLCKSZ) :
+				repalloc(chain->copies, chain->size * (Size) BLCKSZ);
 		}
 		buf = ReadBuffer(rel, next);
-		LockBuffer(buf, mode);
 		chain->bufs[chain->n++] = buf;
-		sbf_chain_check(rel, BufferGetPage(buf), blkno, next);
-		next = sbf_overflow_header(BufferGetPage(buf))->next;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		over = BufferGetPage(buf);
+		sbf_chain_check(rel, over, blkno, next);
+		lower = ((PageHeader) over)->pd_lower;
+		copy = chain->copies + (chain->n - 1) * (Size) BLCKSZ;
+		memcpy(copy, over, lower);
+		memset(copy + lower, 0, BLCKSZ - lower);
+		next = sbf_overflow_header(over)->next;
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	}
 }
 
+/* Let the chain's pages go */
 void
-sbf_chain_unlock(SbfChain *chain)
+sbf_chain_release(SbfChain *chain)
 {
 	int			i;
 
 	for (i = chain->n - 1; i >= 0; i--)
-		UnlockReleaseBuffer(chain->bufs[i]);
+		ReleaseBuffer(chain->bufs[i]);
 	if (chain->bufs != NULL)
 		pfree(chain->bufs);
+	if (chain->copies != NULL)
+		pfree(chain->copies);
 	chain->n = 0;
 	chain->size = 0;
 	chain->bufs = NULL;
+	chain->copies = NULL;
 }
 
 /*
@@ -235,7 +260,7 @@ sbf_chain_unlock(SbfChain *chain)
  * all its bits set in its line, with the bits of the pending adds of that
  * line that this session counts as present set too (as if they had been
  * folded in, so that the answer does not depend on when they are), those
- * of the page's chain included (chain locked, or NULL).  The statuses of
+ * of the page's chain included (read, or NULL).  The statuses of
  * the pending adds are taken from status when given (status[area][i],
  * shared_insert.c, in a critical section: nothing here can then fail),
  * else asked for each pending add of the line.
@@ -275,7 +300,7 @@ sbf_pending_test(const SbfSharedMeta *meta, Page page, const SbfChain *chain,
 /*
  * Copy a data page's block as a reader sees it into dest (SBF_BLOCK_BYTES):
  * in the pending layout, its lines with the pending adds this session sees
- * (its chain's too: locked, or NULL) set in them, and zeros after the
+ * (its chain's too: read, or NULL) set in them, and zeros after the
  * lines, as in a row of the table and a snapshot.  Returns how many of its
  * pending adds belong to transactions still open (this one's included).
  */

@@ -270,12 +270,12 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 		if (meta.version == SBF_SHARED_LAYOUT_PENDING)
 		{
 			prng = 0;
-			sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+			sbf_chain_read(rel, page, blkno, false, &chain);
 		}
 		memcpy(data, &prng, sizeof(uint64));
 		consistent = sbf_page_snapshot_block(&meta, page, &chain, snapshot,
 											 (uint8 *) data + sizeof(uint64));
-		sbf_chain_unlock(&chain);
+		sbf_chain_release(&chain);
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
@@ -726,15 +726,14 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 
 			sbf_shared_check_page(OldTable, &meta, page, (BlockNumber) blkno);
 			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
-				sbf_chain_lock(OldTable, page, (BlockNumber) blkno,
-							   BUFFER_LOCK_SHARE, false, &chain);
+				sbf_chain_read(OldTable, page, (BlockNumber) blkno, false, &chain);
 			/* committed pending adds are folded in, aborted ones left out */
 			sbf_page_visible_block(&meta, page, &chain, block);
 			prng = sbf_page_opaque(page)->prng;
 			/* and the copy's folded xid is the newest of theirs */
 			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
 				prng = sbf_page_newest_committed(&meta, page, &chain);
-			sbf_chain_unlock(&chain);
+			sbf_chain_release(&chain);
 		}
 		UnlockReleaseBuffer(buf);
 		if (isnew)

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shared_insert.c
- *	  Shared filters: shared_test_and_add, for one value and for arrays.
+ *	  Shared filters: the add path of bloom and stable filters, under
+ *	  shared_test_and_add (shared_functions.c): values tested and added page
+ *	  by page, the pending adds of transactional filters and their overflow
+ *	  pages, growing filters' sub-filters, and VACUUM's fold of a page.
  *
  * Test-and-add of a value is done under the exclusive lock of its one data
  * page, so it is atomic: of many sessions adding the same value at once,
@@ -53,26 +56,6 @@
 
 #include "batch_sort.h"
 #include "shared.h"
-
-PG_FUNCTION_INFO_V1(shared_test_and_add);
-PG_FUNCTION_INFO_V1(shared_test_and_add_int8);
-PG_FUNCTION_INFO_V1(shared_test_and_add_array);
-
-/*
- * One call's adding: the filter, its sub-filters as the call last read
- * them (a growing filter's metapage pinned, to see whether it grew), and
- * the values it added to each, counted in the metapage at its end.
- */
-typedef struct SbfAddCall
-{
-	Relation	rel;
-	SbfSharedMeta meta;			/* the filter's */
-	bool		growing;
-	Buffer		metabuf;		/* pinned while a growing filter is added to */
-	uint32		nsub;
-	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
-	int64		added[SBF_MAX_SUBFILTERS];
-} SbfAddCall;
 
 /*
  * The changes of a logged filter's pages, up to SBF_WAL_PAGES in one WAL
@@ -130,107 +113,6 @@ sbf_add_to_page(Page page, const SbfSharedMeta *meta,
 }
 
 /*
- * The changes to one page, as the fragments of a generic WAL record
- * (access/generic_xlog.c): each is <offset uint16, length uint16, bytes>,
- * and core's generic_redo applies them, so no preloading is needed.  At
- * most every byte of the block and the special space, in fragments more
- * than SBF_DELTA_GAP unchanged bytes apart (sbf_delta_region): under twice
- * a page.
- */
-/* Append to DELTA the fragment of LENGTH bytes at OFFSET of the page */
-void
-sbf_delta_append(SbfDelta *delta, const char *page, Size offset, Size length)
-{
-	uint16		off16 = (uint16) offset;
-	uint16		len16 = (uint16) length;
-
-	Assert(delta->len + sizeof(off16) + sizeof(len16) + length <= sizeof(delta->data));
-	memcpy(delta->data + delta->len, &off16, sizeof(off16));
-	memcpy(delta->data + delta->len + sizeof(off16), &len16, sizeof(len16));
-	memcpy(delta->data + delta->len + sizeof(off16) + sizeof(len16),
-		   page + offset, length);
-	delta->len += sizeof(off16) + sizeof(len16) + length;
-}
-
-/*
- * The bytes of [pos, pos + 8) that differ between BEFORE and AFTER, as the
- * bits of a 64-bit word in memory order (byte pos in the lowest 8 bits)
- */
-static inline uint64
-sbf_delta_word_xor(const char *before, const char *after, Size pos)
-{
-	uint64		a;
-	uint64		b;
-
-	memcpy(&a, before + pos, sizeof(uint64));
-	memcpy(&b, after + pos, sizeof(uint64));
-#ifdef WORDS_BIGENDIAN
-	return pg_bswap64(a ^ b);
-#else
-	return a ^ b;
-#endif
-}
-
-/*
- * Append to DELTA the bytes of [start, end) that differ between BEFORE and
- * AFTER, in few bytes: a fragment's header is SBF_DELTA_GAP bytes, so
- * changed bytes at most that far apart go in one fragment with the
- * unchanged ones between them.  An element sets a few bits scattered over
- * its line, so it is bytes, not words, that change (a quarter to a third
- * fewer bytes of WAL a value than logging the changed 8-byte words).  The
- * region is compared 8 bytes at a time, a changed word taken from its
- * first changed byte to its last: comparing each byte, an unpredictable
- * branch a byte, made a logged add as slow as before this saved anything.
- */
-#define SBF_DELTA_GAP	(2 * sizeof(uint16))
-
-void
-sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
-				 Size start, Size end)
-{
-	Size		pos;
-	Size		run = 0;		/* the open fragment: [run, run_end) */
-	Size		run_end = 0;
-
-	for (pos = start; pos < end; pos += sizeof(uint64))
-	{
-		Size		first;
-		Size		last;
-
-		if (end - pos >= sizeof(uint64))
-		{
-			uint64		changed = sbf_delta_word_xor(before, after, pos);
-
-			if (changed == 0)
-				continue;
-			first = pos + pg_rightmost_one_pos64(changed) / 8;
-			last = pos + pg_leftmost_one_pos64(changed) / 8 + 1;
-		}
-		else
-		{
-			/* the region's last bytes, fewer than 8 */
-			for (first = pos; first < end && before[first] == after[first]; first++)
-				;
-			if (first == end)
-				break;
-			for (last = end; before[last - 1] == after[last - 1]; last--)
-				;
-		}
-		if (run_end > run && first - run_end <= SBF_DELTA_GAP)
-			run_end = last;
-		else
-		{
-			if (run_end > run)
-				sbf_delta_append(delta, after, run, run_end - run);
-			run = first;
-			run_end = last;
-		}
-	}
-	if (run_end > run)
-		sbf_delta_append(delta, after, run, run_end - run);
-}
-
-/*
  * Test-and-add the values of an initialized page of a logged filter, and
  * log the bytes they changed.
  *
@@ -242,48 +124,6 @@ sbf_delta_region(SbfDelta *delta, const char *before, const char *after,
  * generic_redo reads.  The page is changed, marked dirty and logged inside
  * one critical section, as every WAL-logged change is.
  */
-/*
- * Log the fragments of the n DELTAS as one generic WAL record of the
- * changes to BUFS (in a critical section, the buffers locked exclusively;
- * at most MAX_GENERIC_XLOG_PAGES, which generic_redo replays): one record
- * header, and one relation in the block references, for them all.  A
- * buffer whose delta is empty did not change and is left out.
- */
-void
-sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n)
-{
-	XLogRecPtr	lsn;
-	int			registered = 0;
-	int			i;
-
-	Assert(n <= MAX_GENERIC_XLOG_PAGES);
-	for (i = 0; i < n; i++)
-		if (deltas[i]->len > 0)
-			break;
-	if (i == n)
-		return;
-	XLogBeginInsert();
-	for (i = 0; i < n; i++)
-	{
-		if (deltas[i]->len == 0)
-			continue;
-		sbf_mark_dirty(bufs[i]);
-		XLogRegisterBuffer(registered, bufs[i], REGBUF_STANDARD);
-		XLogRegisterBufData(registered, deltas[i]->data, deltas[i]->len);
-		registered++;
-	}
-	lsn = XLogInsert(RM_GENERIC_ID, 0);
-	for (i = 0; i < n; i++)
-		if (deltas[i]->len > 0)
-			PageSetLSN(BufferGetPage(bufs[i]), lsn);
-}
-
-/* The same for one buffer */
-void
-sbf_log_delta(Buffer buf, SbfDelta *delta)
-{
-	sbf_log_deltas(&buf, &delta, 1);
-}
 
 /*
  * The line layout's logged add: an element changes only its line, so
@@ -992,39 +832,27 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 	Page		page = BufferGetPage(buf);
 	bool		wal = RelationNeedsWAL(rel);
 	int			areas = sbf_chain_areas(chain);
-	char	   *before = NULL;
-	SbfDelta  **deltas = NULL;
-	Buffer	   *bufs = NULL;
+	char	   *before = palloc(areas * (Size) BLCKSZ);
+	SbfDelta  **deltas = palloc(areas * sizeof(SbfDelta *));
+	Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
+	SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
 	SbfPassIndex *index;
+	int			done = 0;
 	int			a;
 
-	if (wal)
+	for (a = 0; a < areas; a++)
 	{
-		before = palloc(areas * (Size) BLCKSZ);
-		deltas = palloc(areas * sizeof(SbfDelta *));
-		bufs = palloc(areas * sizeof(Buffer));
-		for (a = 0; a < areas; a++)
-		{
-			memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
-			deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
-			deltas[a]->len = 0;
-			bufs[a] = (a == 0) ? buf : chain->bufs[a - 1];
-		}
+		memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
+		deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
+		deltas[a]->len = 0;
 	}
-
 	index = (n > 0) ? sbf_pass_index_alloc(page, chain) : NULL;
 
 	START_CRIT_SECTION();
 	sbf_pending_pass(meta, page, chain, status, index, xid, items, n, answers, pass);
 	sbf_mark_dirty(buf);
-	for (a = 1; a < areas; a++)
-		sbf_mark_dirty(chain->bufs[a - 1]);
 	if (wal)
 	{
-		Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
-		SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
-		int			done;
-
 		sbf_delta_region(deltas[0], before, page, MAXALIGN(SizeOfPageHeaderData),
 						 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfOverflowLink));
 		sbf_delta_lines(deltas[0], before, page, pass);
@@ -1032,44 +860,71 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 						 ((PageHeader) page)->pd_lower);
 		sbf_delta_region(deltas[0], before, page,
 						 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)), BLCKSZ);
-		for (a = 0; a < areas; a++)
+		if (((PageHeader) page)->pd_lower != ((PageHeader) before)->pd_lower)
+			sbf_delta_append(deltas[0], page, offsetof(PageHeaderData, pd_lower),
+							 sizeof(LocationIndex));
+		if (deltas[0]->len > 0)
 		{
-			Page		p = sbf_chain_area_page(page, chain, a);
-			char	   *b = before + a * (Size) BLCKSZ;
+			record_bufs[done] = buf;
+			record_deltas[done++] = deltas[0];
+		}
+	}
 
-			if (a > 0)
-				sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
-								 ((PageHeader) p)->pd_lower);
-			if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
-				sbf_delta_append(deltas[a], p, offsetof(PageHeaderData, pd_lower),
-								 sizeof(LocationIndex));
-		}
-		/* the changed pages, a record for each MAX_GENERIC_XLOG_PAGES */
-		for (a = 0, done = 0; a < areas; a++)
+	/*
+	 * the overflow pages' changes, made in their copies, are written back,
+	 * each page locked exclusively only for its own record: a record holds
+	 * the data page's change (the first) and up to MAX_GENERIC_XLOG_PAGES
+	 * pages in all
+	 */
+	for (a = 1; a < areas; a++)
+	{
+		Page		p = sbf_chain_area_page(page, chain, a);
+		char	   *b = before + a * (Size) BLCKSZ;
+		Buffer		over = chain->bufs[a - 1];
+
+		sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
+						 ((PageHeader) p)->pd_lower);
+		if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
+			sbf_delta_append(deltas[a], p, offsetof(PageHeaderData, pd_lower),
+							 sizeof(LocationIndex));
+		if (deltas[a]->len == 0)
+			continue;
+		LockBuffer(over, BUFFER_LOCK_EXCLUSIVE);
+		sbf_delta_apply(BufferGetPage(over), deltas[a]);
+		if (!wal)
 		{
-			if (deltas[a]->len == 0)
-				continue;
-			record_bufs[done] = bufs[a];
-			record_deltas[done] = deltas[a];
-			if (++done == MAX_GENERIC_XLOG_PAGES)
-			{
-				sbf_log_deltas(record_bufs, record_deltas, done);
-				done = 0;
-			}
+			sbf_mark_dirty(over);
+			LockBuffer(over, BUFFER_LOCK_UNLOCK);
+			continue;
 		}
-		if (done > 0)
+		record_bufs[done] = over;
+		record_deltas[done++] = deltas[a];
+		if (done == MAX_GENERIC_XLOG_PAGES || a == areas - 1)
+		{
+			int			i;
+
 			sbf_log_deltas(record_bufs, record_deltas, done);
+			for (i = 0; i < done; i++)
+				if (record_bufs[i] != buf)
+					LockBuffer(record_bufs[i], BUFFER_LOCK_UNLOCK);
+			done = 0;
+		}
+	}
+	if (done > 0)
+	{
+		int			i;
+
+		sbf_log_deltas(record_bufs, record_deltas, done);
+		for (i = 0; i < done; i++)
+			if (record_bufs[i] != buf)
+				LockBuffer(record_bufs[i], BUFFER_LOCK_UNLOCK);
 	}
 	END_CRIT_SECTION();
 	sbf_pass_index_free(index);
-	if (wal)
-	{
-		for (a = 1; a < areas; a++)
-			pfree(deltas[a]);
-		pfree(before);
-		pfree(deltas);
-		pfree(bufs);
-	}
+	for (a = 1; a < areas; a++)
+		pfree(deltas[a]);
+	pfree(before);
+	pfree(deltas);
 }
 
 /*
@@ -1170,7 +1025,7 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 	 * which is how a reader knows it does not loop
 	 */
 	(void) sbf_shared_lock_for_write(rel, meta, blkno, &buf);
-	sbf_chain_lock(rel, BufferGetPage(buf), blkno, BUFFER_LOCK_EXCLUSIVE, true,
+	sbf_chain_read(rel, BufferGetPage(buf), blkno, true,
 				   &chain);
 	{
 		Buffer		newbuf = ReadBuffer(rel, newblk);
@@ -1179,6 +1034,9 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 
 		for (i = 0; i < chain.n && BufferGetBlockNumber(chain.bufs[i]) < newblk; i++)
 			prev = chain.bufs[i];
+		/* (the data page is locked already; an overflow page only now) */
+		if (prev != buf)
+			LockBuffer(prev, BUFFER_LOCK_EXCLUSIVE);
 		LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
 		xlog = NULL;
 		if (wal)
@@ -1212,8 +1070,10 @@ sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
 			END_CRIT_SECTION();
 		}
 		UnlockReleaseBuffer(newbuf);
+		if (prev != buf)
+			LockBuffer(prev, BUFFER_LOCK_UNLOCK);
 	}
-	sbf_chain_unlock(&chain);
+	sbf_chain_release(&chain);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -1296,13 +1156,13 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 			SbfChain	chain;
 			SbfXidStatus **statuses;
 
-			sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, true, &chain);
+			sbf_chain_read(rel, page, blkno, true, &chain);
 			statuses = sbf_chain_statuses(rel, page, &chain, own);
 			sbf_chain_pass(rel, buf, &chain, meta, statuses,
 						   GetCurrentTransactionId(), items + next, n - next,
 						   answers, &pass);
 			sbf_chain_statuses_free(statuses, &chain);
-			sbf_chain_unlock(&chain);
+			sbf_chain_release(&chain);
 		}
 		else
 		{
@@ -1497,7 +1357,7 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 		SbfXidStatus **status;
 
 		sbf_xid_cache_begin();
-		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, false, &chain);
+		sbf_chain_read(rel, page, blkno, false, &chain);
 		status = sbf_chain_statuses(rel, page, &chain, own);
 		sbf_chain_pass(rel, buf, &chain, meta, status, InvalidTransactionId,
 					   NULL, 0, NULL, &pass);
@@ -1512,7 +1372,7 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 					oldest = adds[i].xid;
 		}
 		sbf_chain_statuses_free(status, &chain);
-		sbf_chain_unlock(&chain);
+		sbf_chain_release(&chain);
 	}
 	folded = sbf_page_folded_xid(page);
 	if (TransactionIdIsValid(folded) &&
@@ -1522,17 +1382,8 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 	return oldest;
 }
 
-/* Refuse adding where nextval() is refused: read-only, standby, parallel */
-static Relation
-sbf_open_for_add(Oid relid)
-{
-	PreventCommandIfReadOnly("shared_test_and_add()");
-	PreventCommandIfParallelMode("shared_test_and_add()");
-	return sbf_shared_open(relid, RowExclusiveLock, ACL_UPDATE);
-}
-
 /* Begin a call: the filter's parameters, and what tells whether it grows */
-static void
+void
 sbf_add_call_begin(SbfAddCall *call, Relation rel)
 {
 	call->rel = rel;
@@ -1564,7 +1415,7 @@ sbf_add_call_refresh(SbfAddCall *call)
  * after each chunk of a large batch, so that its later chunks go to the
  * new one instead of overfilling the last
  */
-static void
+void
 sbf_add_call_count(SbfAddCall *call)
 {
 	sbf_shared_count_adds(call->rel, call->added, (int) call->nsub);
@@ -1572,7 +1423,7 @@ sbf_add_call_count(SbfAddCall *call)
 }
 
 /* End a call: count what it added */
-static void
+void
 sbf_add_call_end(SbfAddCall *call)
 {
 	if (BufferIsValid(call->metabuf))
@@ -1632,7 +1483,7 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 			return;
 		}
 		sbf_shared_check_page(rel, meta, page, blkno);
-		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+		sbf_chain_read(rel, page, blkno, false, &chain);
 		/* a chain's adds are indexed once, as an adder's pass does */
 		if (chain.n > 0)
 		{
@@ -1668,7 +1519,7 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 			sbf_chain_statuses_free(status, &chain);
 			index = NULL;
 		}
-		sbf_chain_unlock(&chain);
+		sbf_chain_release(&chain);
 		UnlockReleaseBuffer(buf);
 		if (!TransactionIdIsValid(wait))
 			return;
@@ -1790,7 +1641,7 @@ sbf_add_to_last(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
  * growing filter, test them in its sub-filters, then add those present in
  * none to the last, again from the test if it grew meanwhile.
  */
-static void
+void
 sbf_add_items(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 {
 	while (n > 0)
@@ -1804,97 +1655,13 @@ sbf_add_items(SbfAddCall *call, SbfBatchItem *items, int n, bool *answers)
 }
 
 /*
- * The time of an arrival, given to the forms with a third argument, which
- * only a sliding filter with a window of time takes
- */
-static bool
-sbf_arrival_time(FunctionCallInfo fcinfo, TimestampTz *at)
-{
-	if (PG_NARGS() < 3)
-		return false;
-	*at = PG_GETARG_TIMESTAMPTZ(2);
-	return true;
-}
-
-static void
-sbf_refuse_time(Relation rel, const SbfSharedMeta *meta, bool has_at)
-{
-	if (has_at && meta->kind != SBF_SHARED_SLIDINGBLOOM)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared filter \"%s\" is a %s filter, which takes no time",
-						RelationGetRelationName(rel), sbf_kind_name(meta->kind)),
-				 errhint("Only a sliding filter with a window of time takes the time of an arrival.")));
-}
-
-static bool
-sbf_test_and_add_one(Oid relid, Datum value, SbfElementKind kind, bool has_at,
-					 TimestampTz at)
-{
-	Relation	rel = sbf_open_for_add(relid);
-	SbfAddCall	call;
-	SbfBatchItem item;
-	bool		answer;
-
-	sbf_refuse_time(rel, sbf_shared_meta(rel), has_at);
-	if (sbf_shared_meta(rel)->kind == SBF_SHARED_SLIDINGBLOOM)
-	{
-		int			index = 0;
-
-		item.hash = sbf_hash_element(value, kind, sbf_shared_meta(rel)->seed);
-		item.index = 0;
-		sbf_sliding_add(rel, &item, 1, &index, &answer, has_at, at);
-		relation_close(rel, NoLock);
-		return answer;
-	}
-	sbf_add_call_begin(&call, rel);
-	item.hash = sbf_hash_element(value, kind, call.meta.seed);
-	item.index = 0;
-	sbf_add_items(&call, &item, 1, &answer);
-	sbf_add_call_end(&call);
-	relation_close(rel, NoLock);
-	return answer;
-}
-
-/* shared_test_and_add(filter regclass, value text|bytea [, at timestamptz]) -> bool */
-Datum
-shared_test_and_add(PG_FUNCTION_ARGS)
-{
-	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
-	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
-	TimestampTz at = 0;
-	bool		has_at = sbf_arrival_time(fcinfo, &at);
-
-	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), value, kind, has_at, at));
-}
-
-/* shared_test_and_add(filter regclass, value bigint [, at timestamptz]) -> bool */
-Datum
-shared_test_and_add_int8(PG_FUNCTION_ARGS)
-{
-	TimestampTz at = 0;
-	bool		has_at = sbf_arrival_time(fcinfo, &at);
-
-	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-										SBF_ELEMENT_INT8, has_at, at));
-}
-
-/*
- * A batch is hashed, sorted and added this many values at a time, so that
- * its working memory is bounded (24 bytes a value) whatever its size, and
- * a cancel is answered within one chunk's sort.  Chunks are added in input
- * order, so the answers are those of the whole batch at once.
- */
-#define SBF_BATCH_CHUNK		(1 << 19)
-
-/*
  * A growing filter's chunks end where its last sub-filter is given its
  * capacity (at least SBF_GROW_CHUNK_MIN values), so that a batch many times
  * that capacity grows the filter as it goes, as many calls would
  */
 #define SBF_GROW_CHUNK_MIN	1024
 
-static int
+int
 sbf_add_call_chunk(SbfAddCall *call)
 {
 	const SbfSubFilter *last;
@@ -1911,121 +1678,4 @@ sbf_add_call_chunk(SbfAddCall *call)
 	return (int) Max(SBF_GROW_CHUNK_MIN, Min(room, SBF_BATCH_CHUNK));
 }
 
-/* Interrupts are checked every this many values while hashing */
-#define SBF_HASH_CHECK_EVERY	(1 << 16)
 
-/*
- * The answers as a bool[] of the shape of the input, whose NULL elements
- * (and so whose null bitmap) it shares: answers[i] for each non-NULL
- * element i.  Built directly rather than through a Datum per element, so
- * that any array PostgreSQL can hold gets its answer.
- */
-static ArrayType *
-sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnulls)
-{
-	int			ndim = ARR_NDIM(values);
-	const bits8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
-	Size		overhead = nulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
-	ArrayType  *result = (ArrayType *) palloc0(overhead + (n - nnulls));
-	char	   *data = (char *) result + overhead;	/* after header and bitmap */
-	int			i;
-
-	SET_VARSIZE(result, overhead + (n - nnulls));
-	result->ndim = ndim;
-	result->dataoffset = nulls ? (int32) overhead : 0;
-	result->elemtype = BOOLOID;
-	memcpy(ARR_DIMS(result), ARR_DIMS((ArrayType *) values), ndim * sizeof(int));
-	memcpy(ARR_LBOUND(result), ARR_LBOUND((ArrayType *) values), ndim * sizeof(int));
-	if (nulls)
-		memcpy(ARR_LBOUND(result) + ndim, nulls, (n + 7) / 8);	/* its bitmap */
-	for (i = 0; i < n; i++)
-		if (nulls == NULL || (nulls[i / 8] & (1 << (i % 8))))
-			*data++ = answers[i];
-	return result;
-}
-
-/*
- * shared_test_and_add(filter regclass, values text[]|bytea[]|bigint[]) -> bool[]
- *
- * Answers in input order, with the input's dimensions; a NULL element is
- * answered NULL and not added.
- */
-Datum
-shared_test_and_add_array(PG_FUNCTION_ARGS)
-{
-	ArrayType  *values = PG_GETARG_ARRAYTYPE_P(1);
-	Oid			elemtype = ARR_ELEMTYPE(values);
-	SbfElementKind kind = (elemtype == INT8OID) ? SBF_ELEMENT_INT8 :
-		(elemtype == BYTEAOID) ? SBF_ELEMENT_BYTEA : SBF_ELEMENT_TEXT;
-	Relation	rel = sbf_open_for_add(PG_GETARG_OID(0));
-	SbfAddCall *call = palloc(sizeof(SbfAddCall));
-	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
-	TimestampTz at = 0;
-	bool		has_at = sbf_arrival_time(fcinfo, &at);
-	bool		sliding = sbf_shared_meta(rel)->kind == SBF_SHARED_SLIDINGBLOOM;
-	int		   *index = NULL;
-	ArrayIterator it;
-	Datum		value;
-	bool		isnull;
-	int			nnulls = 0;
-	SbfBatchItem *items;
-	bool	   *answers;
-	int			nitems = 0;
-	int			chunk;
-	int			i = 0;
-	ArrayType  *result;
-
-	sbf_refuse_time(rel, sbf_shared_meta(rel), has_at);
-	if (nelems == 0)
-	{
-		relation_close(rel, NoLock);
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
-	}
-	sbf_add_call_begin(call, rel);
-	chunk = sliding ? SBF_BATCH_CHUNK : sbf_add_call_chunk(call);
-	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
-	/* a sliding filter's items are numbered in the chunk: their arrivals */
-	if (sliding)
-		index = palloc(sizeof(int) * Min(nelems, SBF_BATCH_CHUNK));
-	answers = palloc0(sizeof(bool) * nelems);
-	it = array_create_iterator(values, 0, NULL);
-	for (; array_iterate(it, &value, &isnull); i++)
-	{
-		if (isnull)
-		{
-			nnulls++;
-			continue;
-		}
-		items[nitems].hash = sbf_hash_element(value, kind, call->meta.seed);
-		items[nitems].index = sliding ? nitems : i;
-		if (sliding)
-			index[nitems] = i;
-		if (++nitems == chunk)
-		{
-			if (sliding)
-				sbf_sliding_add(rel, items, nitems, index, answers, has_at, at);
-			else
-			{
-				sbf_add_items(call, items, nitems, answers);
-				sbf_add_call_count(call);
-				chunk = sbf_add_call_chunk(call);
-			}
-			nitems = 0;
-		}
-		if (i % SBF_HASH_CHECK_EVERY == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	array_free_iterator(it);
-	if (sliding)
-		sbf_sliding_add(rel, items, nitems, index, answers, has_at, at);
-	else
-		sbf_add_items(call, items, nitems, answers);
-	sbf_add_call_end(call);
-	relation_close(rel, NoLock);
-	pfree(items);
-	pfree(call);
-
-	result = sbf_answers_array(values, answers, nelems, nnulls);
-	pfree(answers);
-	PG_RETURN_ARRAYTYPE_P(result);
-}

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * sieve.h
- *	  What sieve_flush (sieve.c) and its Citus side (sieve_citus.c) share.
+ *	  What the files of the sieve share: sieve_flush (sieve.c) and its
+ *	  Citus side (sieve_citus.c), the compressed seen (sieve_store.c) and
+ *	  its SQL functions (sieve_seen.c), the checks of a seen's index
+ *	  (sieve_index.c), the sieve_chunk type (sieve_chunk.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -31,16 +34,20 @@ extern bool sieve_citus_layout(Oid seen, Oid discovered, Oid frontier,
 extern void sieve_citus_lock(Oid seen, const char *lockmode);
 
 /*
- * The valid, immediate, non-partial unique btree index on rel (column)
- * alone, with bigint's default operator class, or an ERROR naming caller;
- * the ascending one, for a lookup that scans the index backwards from a
- * signature (the compressed seen's head)
+ * sieve_index.c: the valid, immediate, non-partial unique btree index on
+ * rel (column) alone, with bigint's default operator class, or an ERROR
+ * naming caller; the ascending one, for a lookup that scans the index
+ * backwards from a signature (the compressed seen's head); a table's
+ * quoted, schema-qualified name
  */
 extern Oid	sieve_unique_index(Relation rel, const char *column, const char *caller);
 extern Oid	sieve_ascending_index(Relation rel, const char *column, const char *caller);
+extern char *sieve_qualified_name(Relation rel);
+
+/* The sieve_chunk type's input function (sieve_chunk.c) tells the type */
+extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
 
 /* The compressed seen (sieve_store.c) */
-extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
 extern bool sieve_store_is_compressed(Oid seen);
 extern Oid	sieve_store_check(Relation seen, const char *caller);
 extern void sieve_store_check_rewrite(Oid seen, const char *caller);

@@ -1,9 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * shared.h
- *	  Shared filters: the page access API shared by the table access method
- *	  (shared_am.c), creation (shared_create.c), adding (shared_insert.c),
- *	  reading (shared_read.c) and the sliding kind (shared_sliding.c).
+ *	  Shared filters: the API between the files of src/shared, each of
+ *	  which calls only those below it (README.md there):
+ *
+ *	  shared_meta.c		the metapage of each kind, as structures
+ *	  shared_storage.c	a new filter's storage, the init fork
+ *	  shared_page.c		opening a filter, its cached metapage, buffers
+ *	  shared_wal.c		the generic WAL of a change to a page
+ *	  shared_pending.c	pending adds and overflow pages, as readers see them
+ *	  shared_grow.c		the count of adds, growth by sub-filters
+ *	  shared_insert.c	the add path of bloom and stable filters
+ *	  shared_read.c		their read path
+ *	  shared_sliding.c	the sliding filters' paths
+ *	  shared_create.c	shared_*_create and shared_reset
+ *	  shared_am.c		the table access method sbf_filter
+ *	  shared_functions.c	the SQL functions that test, add and describe
  *
  * A shared filter is a table of access method sbf_filter whose pages are
  * the filter's own (layout in format.h and docs/format.md).  All k probes
@@ -128,6 +140,30 @@ typedef struct SbfPrefetchAhead
 	int			folds;			/* lines the pending adds fold into */
 } SbfPrefetchAhead;
 
+/*
+ * One call's adding: the filter, its sub-filters as the call last read
+ * them (a growing filter's metapage pinned, to see whether it grew), and
+ * the values it added to each, counted in the metapage at its end.
+ */
+typedef struct SbfAddCall
+{
+	Relation	rel;
+	SbfSharedMeta meta;			/* the filter's */
+	bool		growing;
+	Buffer		metabuf;		/* pinned while a growing filter is added to */
+	uint32		nsub;
+	SbfSubFilter sub[SBF_MAX_SUBFILTERS];
+	int64		added[SBF_MAX_SUBFILTERS];
+} SbfAddCall;
+
+/*
+ * A batch is hashed, sorted and added this many values at a time, so that
+ * its working memory is bounded (24 bytes a value) whatever its size, and
+ * a cancel is answered within one chunk's sort.  Chunks are added in input
+ * order, so the answers are those of the whole batch at once.
+ */
+#define SBF_BATCH_CHUNK		(1 << 19)
+
 extern const TableAmRoutine sbf_filter_methods;
 
 /* shared_page.c */
@@ -167,16 +203,16 @@ extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
 
 /*
  * The overflow pages of a data page of the pending layout (format.h), as a
- * reader or an adder holds them: pinned and locked in chain order, in the
- * mode the data page is locked in, while the data page is (nothing else
- * locks an overflow page, so the data page's lock orders them).  n is 0
- * when the chain holds no pending add, or was not asked for.
+ * reader or an adder holds them while it holds the data page's lock:
+ * pinned, in chain order, and copied (sbf_chain_read, shared_pending.c).
+ * n is 0 when the chain holds no pending add, or was not asked for.
  */
 typedef struct SbfChain
 {
 	int			n;
-	int			size;			/* of bufs */
+	int			size;			/* of bufs and copies */
 	Buffer	   *bufs;
+	char	   *copies;			/* page i's at copies + i * BLCKSZ */
 } SbfChain;
 
 /* shared_pending.c */
@@ -205,9 +241,9 @@ typedef enum SbfXidStatus
 extern void sbf_xid_cache_begin(void);
 extern SbfXidStatus sbf_xid_status_cached(TransactionId xid);
 extern SbfXidStatus sbf_xid_status(TransactionId xid);
-extern void sbf_chain_lock(Relation rel, Page page, BlockNumber blkno,
-						   int mode, bool whole, SbfChain *chain);
-extern void sbf_chain_unlock(SbfChain *chain);
+extern void sbf_chain_read(Relation rel, Page page, BlockNumber blkno,
+						   bool whole, SbfChain *chain);
+extern void sbf_chain_release(SbfChain *chain);
 extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
 							 const SbfChain *chain, uint64 state,
 							 SbfXidStatus *const *status);
@@ -222,7 +258,19 @@ extern bool sbf_pending_lookup(const SbfSharedMeta *meta, Page page,
 							   const SbfChain *chain, uint64 state,
 							   TransactionId *wait);
 
+/* shared_read.c */
+extern bool sbf_contains_hash(Relation rel, SbfHash hash);
+extern void sbf_info(Relation rel, StringInfo out, bool read_pages);
+extern void sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta,
+								uint8 *dest);
+
 /* shared_insert.c */
+extern void sbf_add_call_begin(SbfAddCall *call, Relation rel);
+extern int	sbf_add_call_chunk(SbfAddCall *call);
+extern void sbf_add_items(SbfAddCall *call, SbfBatchItem *items, int n,
+						  bool *answers);
+extern void sbf_add_call_count(SbfAddCall *call);
+extern void sbf_add_call_end(SbfAddCall *call);
 extern TransactionId sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 										   BlockNumber blkno,
 										   BufferAccessStrategy strategy,
@@ -240,6 +288,7 @@ extern void sbf_delta_append(SbfDelta *delta, const char *page, Size offset,
 extern void sbf_delta_region(SbfDelta *delta, const char *before,
 							 const char *after, Size start, Size end);
 extern void sbf_log_delta(Buffer buf, SbfDelta *delta);
+extern void sbf_delta_apply(Page page, const SbfDelta *delta);
 extern void sbf_log_deltas(const Buffer *bufs, SbfDelta *const *deltas, int n);
 
 /* shared_grow.c */
@@ -286,6 +335,25 @@ extern void sbf_sliding_add(Relation rel, SbfBatchItem *items, int n,
 							TimestampTz at);
 extern void sbf_sliding_info(Relation rel, StringInfo buf, bool read_pages);
 extern const char *sbf_kind_name(int kind);
+extern double sbf_sliding_blocked_fpr(int hashes, uint64 cells, double pages,
+									  double live);
+
+/* M = 2^b - 1: the stamps a cell of b bits tells apart */
+static inline int64
+sbf_stamp_modulus(int cell_bits)
+{
+	return (int64) ((UINT64CONST(1) << cell_bits) - 1);
+}
+
+/* H: no arrival at or after clock C - tolerance finds a cell older than C - H */
+static inline int64
+sbf_sliding_horizon(const SbfSlidingState *sliding)
+{
+	return sliding->reach + sliding->tolerance;
+}
+
+/* The clock of a time window that has seen no arrival yet */
+#define SBF_SLIDING_NO_CLOCK	PG_INT64_MIN
 
 /* The data page of an element: page 1 + its block */
 static inline BlockNumber
@@ -461,7 +529,7 @@ sbf_chain_areas(const SbfChain *chain)
 static inline Page
 sbf_chain_area_page(Page page, const SbfChain *chain, int area)
 {
-	return area == 0 ? page : BufferGetPage(chain->bufs[area - 1]);
+	return area == 0 ? page : (Page) (chain->copies + (area - 1) * (Size) BLCKSZ);
 }
 
 static inline SbfPendingAdd *

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * shared_read.c
- *	  Shared filters: shared_contains, shared_info and the snapshots
- *	  shared_bloom_snapshot and shared_stablebloom_snapshot.
+ *	  Shared filters: the read path of bloom and stable filters, under
+ *	  shared_contains, shared_info and the snapshots (shared_functions.c):
+ *	  a value tested in each sub-filter, and every page read in turn.
  *
  * Readers share-lock one page at a time and never write.  shared_info and
  * the snapshots read every page in turn, so under concurrent adding each
@@ -37,12 +38,6 @@
 #include "shared.h"
 #include "sizing.h"
 
-PG_FUNCTION_INFO_V1(shared_contains);
-PG_FUNCTION_INFO_V1(shared_contains_int8);
-PG_FUNCTION_INFO_V1(shared_info);
-PG_FUNCTION_INFO_V1(shared_bloom_snapshot);
-PG_FUNCTION_INFO_V1(shared_stablebloom_snapshot);
-
 /* Is the value present to this session in one sub-filter? */
 static bool
 sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
@@ -65,11 +60,10 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
 			{
 				SbfChain	chain;
 
-				sbf_chain_lock(rel, page, BufferGetBlockNumber(buf),
-							   BUFFER_LOCK_SHARE, false, &chain);
+				sbf_chain_read(rel, page, BufferGetBlockNumber(buf), false, &chain);
 				found = sbf_pending_test(&meta, page, &chain,
 										 sbf_line_state(hash), NULL);
-				sbf_chain_unlock(&chain);
+				sbf_chain_release(&chain);
 			}
 			else
 				found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
@@ -80,61 +74,27 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
 }
 
 /*
- * Present if any sub-filter has it, the newest (the largest) asked first;
- * a growing filter's sub-filters are read from its metapage each time.
+ * Is the value of hash present to this session in a bloom or stable
+ * filter?  Present if any sub-filter has it, the newest (the largest)
+ * asked first; a growing filter's sub-filters are read from its metapage
+ * each time.
  */
-static bool
-sbf_contains(Oid relid, Datum value, SbfElementKind kind, bool has_at,
-			 TimestampTz at)
+bool
+sbf_contains_hash(Relation rel, SbfHash hash)
 {
-	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	const SbfSharedState *state = sbf_shared_state(rel, false);
 	SbfSubFilter subs[SBF_MAX_SUBFILTERS];
-	SbfHash		hash = sbf_hash_element(value, kind, meta.seed);
 	bool		found = false;
 	int			j;
 
-	if (meta.kind == SBF_SHARED_SLIDINGBLOOM)
-	{
-		found = sbf_sliding_contains(rel, hash, has_at, at);
-		relation_close(rel, NoLock);
-		return found;
-	}
-	if (has_at)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared filter \"%s\" is a %s filter, which takes no time",
-						RelationGetRelationName(rel), sbf_kind_name(meta.kind)),
-				 errhint("Only a sliding filter with a window of time takes the time of an arrival.")));
 	if (state->growth > 0.0)
 		state = sbf_shared_state(rel, true);
 	j = (int) state->nsub;
 	memcpy(subs, state->sub, j * sizeof(SbfSubFilter));
 	while (!found && --j >= 0)
 		found = sbf_contains_in(rel, &meta, &subs[j], hash);
-	relation_close(rel, NoLock);
 	return found;
-}
-
-/* shared_contains(filter regclass, value text|bytea [, at timestamptz]) -> bool */
-Datum
-shared_contains(PG_FUNCTION_ARGS)
-{
-	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
-	Datum		value = sbf_refuse_array_literal(PG_GETARG_DATUM(1), kind);
-
-	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), value, kind, PG_NARGS() > 2,
-								PG_NARGS() > 2 ? PG_GETARG_TIMESTAMPTZ(2) : 0));
-}
-
-/* shared_contains(filter regclass, value bigint [, at timestamptz]) -> bool */
-Datum
-shared_contains_int8(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(sbf_contains(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
-								SBF_ELEMENT_INT8, PG_NARGS() > 2,
-								PG_NARGS() > 2 ? PG_GETARG_TIMESTAMPTZ(2) : 0));
 }
 
 /*
@@ -161,9 +121,9 @@ sbf_read_block(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 
 			sbf_shared_check_page(rel, meta, page, blkno);
 			if (meta->version == SBF_SHARED_LAYOUT_PENDING)
-				sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+				sbf_chain_read(rel, page, blkno, false, &chain);
 			*uncommitted += sbf_page_visible_block(meta, page, &chain, dest);
-			sbf_chain_unlock(&chain);
+			sbf_chain_release(&chain);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -247,7 +207,7 @@ sbf_info_read_pages(Relation rel, const SbfSharedMeta *filter,
 }
 
 /*
- * shared_info(filter regclass, read_pages boolean DEFAULT false) -> jsonb:
+ * shared_info's object for a bloom or stable filter (shared_functions.c):
  * the parameters; a transactional filter's count of values added and its
  * sub-filters, from its metapage alone; and with read_pages, what reading
  * every page finds: set bits (bloom) or non-zero cells, the current
@@ -257,11 +217,9 @@ sbf_info_read_pages(Relation rel, const SbfSharedMeta *filter,
  * written), so "how full is my filter?" is answered from page 0 unless the
  * caller asks for the pages.
  */
-Datum
-shared_info(PG_FUNCTION_ARGS)
+void
+sbf_info(Relation rel, StringInfo out, bool read_pages)
 {
-	Relation	rel = sbf_shared_open(PG_GETARG_OID(0), AccessShareLock, ACL_SELECT);
-	bool		read_pages = PG_GETARG_BOOL(1);
 	SbfSharedMeta meta = *sbf_shared_meta(rel);
 	SbfSharedState *state = palloc(sizeof(SbfSharedState));
 	bool		bloom = meta.kind == SBF_SHARED_BLOOM;
@@ -271,13 +229,6 @@ shared_info(PG_FUNCTION_ARGS)
 	uint64		bits;
 	StringInfoData buf;
 
-	if (meta.kind == SBF_SHARED_SLIDINGBLOOM)
-	{
-		initStringInfo(&buf);
-		sbf_sliding_info(rel, &buf, read_pages);
-		relation_close(rel, NoLock);
-		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-	}
 	*state = *sbf_shared_state(rel, true);
 	pages = sbf_state_pages(state);
 	bits = pages * meta.block_bits;
@@ -360,58 +311,13 @@ shared_info(PG_FUNCTION_ARGS)
 		appendStringInfo(&buf, ", \"estimated_fpr\": %s",
 						 float8out_internal(current_fpr));
 	appendStringInfoChar(&buf, '}');
-	relation_close(rel, NoLock);
 	pfree(state);
-
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-}
-
-/* Open a filter for a snapshot, checking its kind */
-static Relation
-sbf_open_for_snapshot(Oid relid, int kind, SbfSharedMeta *meta)
-{
-	Relation	rel = sbf_shared_open(relid, AccessShareLock, ACL_SELECT);
-	uint32		nsub = sbf_shared_state(rel, true)->nsub;
-
-	*meta = *sbf_shared_meta(rel);
-	if (nsub > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("shared filter \"%s\" has grown to %u sub-filters",
-						RelationGetRelationName(rel), nsub),
-				 errdetail("A bloom value is one filter; a snapshot can only be taken of a growing filter before it grows."),
-				 errhint("Test values with shared_contains, or copy the filter with COPY or pg_dump.")));
-	if (meta->kind == SBF_SHARED_SLIDINGBLOOM)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("shared filter \"%s\" is a slidingbloom filter, which has no snapshot",
-						RelationGetRelationName(rel)),
-				 errhint("Test values with shared_contains, or copy the filter with COPY or pg_dump.")));
-	if (meta->kind != kind)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("shared filter \"%s\" is a %s filter",
-						RelationGetRelationName(rel),
-						meta->kind == SBF_SHARED_BLOOM ? "bloom" : "stablebloom"),
-				 errhint("Use %s.",
-						 meta->kind == SBF_SHARED_BLOOM ? "shared_bloom_snapshot" :
-						 "shared_stablebloom_snapshot")));
-	return rel;
-}
-
-static void
-sbf_snapshot_too_large(Relation rel, const SbfSharedMeta *meta, const char *type)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("shared filter \"%s\" is too large for a %s value",
-					RelationGetRelationName(rel), type),
-			 errdetail("Its " UINT64_FORMAT " data pages take " UINT64_FORMAT " bytes; a value holds at most 1 GB.",
-					   meta->pages, meta->pages * SBF_BLOCK_BYTES)));
+	appendBinaryStringInfo(out, buf.data, buf.len);
+	pfree(buf.data);
 }
 
 /* Copy every block into consecutive SBF_BLOCK_BYTES of dest */
-static void
+void
 sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
 {
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -427,49 +333,3 @@ sbf_snapshot_blocks(Relation rel, const SbfSharedMeta *meta, uint8 *dest)
 	FreeAccessStrategy(strategy);
 }
 
-/* shared_bloom_snapshot(filter regclass) -> bloom */
-Datum
-shared_bloom_snapshot(PG_FUNCTION_ARGS)
-{
-	SbfSharedMeta meta;
-	Relation	rel = sbf_open_for_snapshot(PG_GETARG_OID(0), SBF_SHARED_BLOOM, &meta);
-	Bloom		filter;
-
-	/* a block of SBF_BLOCK_BYTES a page, whatever bits the layout uses */
-	if (meta.pages * SBF_BLOCK_BITS > BLOOM_MAX_BITS)
-		sbf_snapshot_too_large(rel, &meta, "bloom");
-	filter = bloom_new((int64) (meta.pages * SBF_BLOCK_BITS), meta.hashes, meta.seed, true);
-	filter->flags |= BLOOM_FLAG_BLOCKED;
-	if (meta.version != SBF_SHARED_LAYOUT_PAGES)
-		filter->flags |= BLOOM_FLAG_LINES;
-	if (meta.version == SBF_SHARED_LAYOUT_PENDING)
-		filter->flags |= BLOOM_FLAG_PENDING_LINES;
-	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
-	relation_close(rel, NoLock);
-	PG_RETURN_POINTER(filter);
-}
-
-/*
- * shared_stablebloom_snapshot(filter regclass) -> stablebloom
- *
- * The value has one PRNG where the filter has one per page: it starts from
- * the seed, as a new stablebloom's does, and the insertion count is 0
- * (a shared filter does not count them).
- */
-Datum
-shared_stablebloom_snapshot(PG_FUNCTION_ARGS)
-{
-	SbfSharedMeta meta;
-	Relation	rel = sbf_open_for_snapshot(PG_GETARG_OID(0), SBF_SHARED_STABLEBLOOM,
-											&meta);
-	StableBloom filter;
-
-	if (meta.cells > STABLEBLOOM_MAX_CELLS(meta.cell_bits))
-		sbf_snapshot_too_large(rel, &meta, "stablebloom");
-	filter = stablebloom_new((int64) meta.cells, meta.hashes, meta.max,
-							 (int64) meta.decrements, meta.seed, true);
-	filter->flags |= STABLEBLOOM_FLAG_BLOCKED;
-	sbf_snapshot_blocks(rel, &meta, (uint8 *) filter->words);
-	relation_close(rel, NoLock);
-	PG_RETURN_POINTER(filter);
-}
