@@ -57,13 +57,13 @@ DATA = sbf--1.0.sql sbf--1.0--1.1.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
-	shared_partitioned shared_growth shared_sliding cancellation slidingbloom slidingbloom_errors \
+	shared_partitioned shared_growth shared_big_transactions shared_sliding cancellation slidingbloom slidingbloom_errors \
 	slidingbloom_time simhash url \
 	sieve_compressed sieve_compressed_rewrite sieve_readers
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges shared_create shared_transactional shared_growth_waits \
+	shared_lock_privileges shared_create shared_transactional shared_growth_waits shared_big_transaction \
 	sieve_compressed_concurrency shared_sliding_concurrency sieve_reader_privileges
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1

@@ -504,19 +504,22 @@ typedef struct SbfPassIndex
 } SbfPassIndex;
 
 static SbfPassIndex *
-sbf_pass_index_alloc(Page page, const SbfChain *chain)
+sbf_pass_index_alloc(Page page, const SbfChain *chain, SbfXidStatus **status)
 {
 	SbfPassIndex *index = palloc(sizeof(SbfPassIndex));
 	uint64		adds = 0;
 	uint64		slots;
 	int			a;
+	int			i;
 
+	/* (the hash holds other transactions' open adds: usually few) */
 	for (a = 0; a < sbf_chain_areas(chain); a++)
 	{
 		int			n;
 
 		(void) sbf_chain_area_adds(page, chain, a, &n);
-		adds += n;
+		for (i = 0; i < n; i++)
+			adds += status[a][i] == SBF_XID_IN_PROGRESS;
 	}
 	slots = pg_nextpower2_64(2 * adds + 2);
 	index->mask = (uint32) (slots - 1);
@@ -543,16 +546,27 @@ sbf_pass_index_slot(const SbfPassIndex *index, uint64 state)
 
 /*
  * The index of the pending adds of a page and its chain, their statuses
- * given (no ERROR, no palloc): after a pass's fold, or for a test
+ * given (no ERROR, no palloc): after a pass's fold, or for a test; only
+ * the adds of the lines of the n items are read into it
  */
 static void
 sbf_pass_index_build(const SbfSharedMeta *meta, Page page,
 					 const SbfChain *chain, SbfXidStatus **status,
+					 const SbfBatchItem *items, int nitems,
 					 SbfPassIndex *index)
 {
+	uint64		lines[2] = {0};
 	int			a;
 	int			i;
 
+	/* only the lines of the items are asked: only their adds are indexed */
+	for (i = 0; i < nitems; i++)
+	{
+		int			line = (int) sbf_line_of_state(sbf_line_state(items[i].hash),
+												   SBF_PENDING_LINES);
+
+		lines[line / 64] |= UINT64CONST(1) << (line % 64);
+	}
 	memcpy(index->words, sbf_page_block(meta, page), sizeof(index->words));
 	memset(index->states, 0, ((Size) index->mask + 1) * sizeof(uint64));
 	index->has_zero = false;
@@ -564,14 +578,16 @@ sbf_pass_index_build(const SbfSharedMeta *meta, Page page,
 		for (i = 0; i < n; i++)
 		{
 			uint64		state = sbf_pending_state(&adds[i]);
+			int			line = (int) sbf_line_of_state(state, SBF_PENDING_LINES);
 			uint32		slot;
 
-			if (status[a][i] == SBF_XID_ABORTED)
+			if ((lines[line / 64] & (UINT64CONST(1) << (line % 64))) == 0 ||
+				status[a][i] == SBF_XID_ABORTED)
 				continue;
 			if (status[a][i] != SBF_XID_IN_PROGRESS)
 			{
-				(void) sbf_line_probe_state(index->words[sbf_line_of_state(state, SBF_PENDING_LINES)],
-											meta->hashes, state, true);
+				(void) sbf_line_probe_state(index->words[line], meta->hashes,
+											state, true);
 				continue;
 			}
 			if (state == 0)
@@ -654,7 +670,7 @@ sbf_pending_pass(const SbfSharedMeta *meta, Page page, const SbfChain *chain,
 	}
 
 	if (index != NULL && n > 0)
-		sbf_pass_index_build(meta, page, chain, status, index);
+		sbf_pass_index_build(meta, page, chain, status, items, n, index);
 
 	for (pass->done = 0; pass->done < n; pass->done++)
 	{
@@ -833,20 +849,36 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 	bool		wal = RelationNeedsWAL(rel);
 	int			areas = sbf_chain_areas(chain);
 	char	   *before = palloc(areas * (Size) BLCKSZ);
-	SbfDelta  **deltas = palloc(areas * sizeof(SbfDelta *));
+	SbfDelta  **deltas = palloc0(areas * sizeof(SbfDelta *));
 	Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
 	SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
 	SbfPassIndex *index;
+	int			room = sbf_pending_room(page, chain);
 	int			done = 0;
 	int			a;
 
+	/*
+	 * a copy of what the pass may change: the data page, the overflow pages
+	 * with adds to fold or drop, and those it may append to (the first with
+	 * room and those after it); the others are neither compared nor logged
+	 */
 	for (a = 0; a < areas; a++)
 	{
+		bool		changes = (a == 0) || (room >= 0 && a >= room);
+		int			count;
+		int			i;
+
+		(void) sbf_chain_area_adds(page, chain, a, &count);
+		for (i = 0; i < count && !changes; i++)
+			changes = status[a][i] == SBF_XID_COMMITTED ||
+				status[a][i] == SBF_XID_ABORTED;
+		if (!changes)
+			continue;
 		memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
 		deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
 		deltas[a]->len = 0;
 	}
-	index = (n > 0) ? sbf_pass_index_alloc(page, chain) : NULL;
+	index = (n > 0) ? sbf_pass_index_alloc(page, chain, status) : NULL;
 
 	START_CRIT_SECTION();
 	sbf_pending_pass(meta, page, chain, status, index, xid, items, n, answers, pass);
@@ -882,6 +914,8 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 		char	   *b = before + a * (Size) BLCKSZ;
 		Buffer		over = chain->bufs[a - 1];
 
+		if (deltas[a] == NULL)
+			continue;
 		sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
 						 ((PageHeader) p)->pd_lower);
 		if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
@@ -922,7 +956,8 @@ sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
 	END_CRIT_SECTION();
 	sbf_pass_index_free(index);
 	for (a = 1; a < areas; a++)
-		pfree(deltas[a]);
+		if (deltas[a] != NULL)
+			pfree(deltas[a]);
 	pfree(before);
 	pfree(deltas);
 }
@@ -1488,8 +1523,8 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 		if (chain.n > 0)
 		{
 			status = sbf_chain_statuses(rel, page, &chain, own);
-			index = sbf_pass_index_alloc(page, &chain);
-			sbf_pass_index_build(meta, page, &chain, status, index);
+			index = sbf_pass_index_alloc(page, &chain, status);
+			sbf_pass_index_build(meta, page, &chain, status, items, n, index);
 		}
 		for (i = 0; i < n && !TransactionIdIsValid(wait); i++)
 		{

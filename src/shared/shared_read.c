@@ -56,7 +56,9 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
 		if (!PageIsNew(page))
 		{
 			sbf_shared_check_page(rel, &meta, page, BufferGetBlockNumber(buf));
-			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+			/* (bits all set answer at once; else the page's pending adds) */
+			if (meta.version == SBF_SHARED_LAYOUT_PENDING &&
+				!sbf_page_test(&meta, sbf_page_block(&meta, page), hash))
 			{
 				SbfChain	chain;
 
