@@ -69,7 +69,7 @@ sub feed
 # already); then one transaction starts adding 50M values, 100,000 a call,
 # and reports each call done in a sequence (setval is not transactional:
 # other sessions see it at once).  Once it has added 5M values (2,900 a
-# page, 37 times the 79 a page has room for; 60 MB of overflow pages) the
+# page, 37 times the 79 a page has room for; 70 MB of overflow pages) the
 # postmaster is killed and so is the backend, in the middle of its next
 # call.
 #
