@@ -190,6 +190,8 @@ sbf_chain_read(Relation rel, Page page, BlockNumber blkno, bool whole,
 	chain->size = 0;
 	chain->bufs = NULL;
 	chain->copies = NULL;
+	if (next == 0 && link->adds != 0)
+		sbf_chain_corrupted(rel, blkno, 0, "The page counts pending adds in a chain it has no link to.");
 	if (next == 0 || (!whole && link->adds == 0))
 		return;
 	nblocks = RelationGetNumberOfBlocks(rel);
