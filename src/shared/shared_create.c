@@ -36,6 +36,7 @@
 #include "catalog/pg_class.h"
 #include "common/file_utils.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
