@@ -535,8 +535,8 @@ SELECT shared_test_and_add('visited', ARRAY['http://domain/', 'http://domain/2']
 DROP DOMAIN url;
 DROP DOMAIN urls;
 -- a million values in one call: one answer each, none lost (a bulk load,
--- into a filter whose adds are not transactional: a transactional one holds
--- about 1% of its capacity uncommitted)
+-- here into a filter whose adds are not transactional: shared.sql and
+-- shared_big_transactions.sql load transactional ones)
 SELECT shared_bloom_create('million', 2000000, 0.01, transactional => false);
 SELECT count(*) AS answers, count(*) FILTER (WHERE NOT seen) AS new,
        count(*) FILTER (WHERE seen IS NULL) AS nulls

@@ -420,6 +420,46 @@ typedef struct SlidingBloomClock
 #define SBF_PENDING_MAX			79
 
 /*
+ * Overflow pages (the pending layout, in a filter whose state has
+ * SBF_STATE_OVERFLOW): a data page whose room for pending adds is full
+ * keeps more in a chain of overflow pages, each holding up to
+ * SBF_OVERFLOW_MAX pending adds of any transactions, so that a transaction
+ * adds any number of values.  A data page's link to its chain is the
+ * SbfOverflowLink right after its page header, in the bytes before its
+ * lines (zero in a page without a chain and in every filter made before).
+ * Its adds count is a hint: 0 means no pending add is in the chain (a
+ * reader then reads only the data page); otherwise the chain is read.
+ *
+ * An overflow page is a standard page whose contents are an
+ * SbfOverflowHeader then its pending adds, pd_lower at the end of the last
+ * one; its special space is zero.  It lies past every data page of the
+ * sub-filters that existed when it was allocated (the relation's end, or
+ * the block after the last data page): a growing filter's next sub-filter
+ * starts past it, so sub-filters may have overflow pages between them.
+ * An overflow page belongs to one data page (owner) for good; one whose
+ * adds were all folded stays in its chain, to be filled again.  Its adds
+ * are folded, as the data page's own, by the next add to the data page or
+ * by VACUUM; VACUUM FULL leaves every overflow page behind.
+ */
+typedef struct SbfOverflowLink
+{
+	uint32		first;			/* the chain's first overflow page, or 0 */
+	uint32		adds;			/* pending adds in the chain: 0 if none */
+} SbfOverflowLink;
+
+typedef struct SbfOverflowHeader
+{
+	uint32		magic;			/* SBF_MAGIC_OVERFLOW */
+	uint32		owner;			/* the data page whose chain it is in */
+	uint32		next;			/* the next overflow page, or 0 */
+	uint32		zero;
+} SbfOverflowHeader;
+
+#define SBF_MAGIC_OVERFLOW		0x6F464253	/* "SBFo" */
+#define SBF_OVERFLOW_START		(24 + sizeof(SbfOverflowHeader))
+#define SBF_OVERFLOW_MAX		678
+
+/*
  * A pending add: the transaction that added the value (a subtransaction's
  * own id inside a savepoint) and the value's line state, which gives its
  * line and its probes.  Twelve bytes, 4-byte aligned, so the state is two
@@ -527,7 +567,9 @@ typedef struct SbfSharedMeta
  *
  * offset  size  field
  *   0       4   nsub        sub-filters in use, 1..SBF_MAX_SUBFILTERS
- *   4       4   (zero)
+ *   4       4   flags       SBF_STATE_OVERFLOW once the filter has had an
+ *                           overflow page (a filter made before overflow
+ *                           pages existed has 0 until it needs one)
  *   8       8   growth      expansion factor: 0 (fixed size) or 1..16
  *  16       8   tightening  ratio of one sub-filter's rate to the last's
  *  24       8   adds        values answered new (those of transactions
@@ -539,13 +581,19 @@ typedef struct SbfSharedMeta
  * zero (6), capacity (8), fpr (8), adds (8) the values added to it.
  */
 #define SBF_MAX_SUBFILTERS		64
+
+/*
+ * flags: the filter may have overflow pages (above), and a sub-filter may
+ * start past the last one's end (past the overflow pages allocated before
+ * it); without it, each sub-filter starts right after the last one's pages
+ */
+#define SBF_STATE_OVERFLOW		0x0001
 #define SBF_MAX_GROWTH			16
 
 /*
  * A growing filter's first sub-filter has at least this many pages (its
- * capacity raised to what they hold), so that one transaction can add a
- * batch of a thousand values to it: a page holds SBF_PENDING_MAX
- * uncommitted adds.
+ * capacity raised to what they hold), so that a batch of a thousand values
+ * fits in its pages' own room for pending adds without overflow pages.
  */
 #define SBF_GROWING_MIN_PAGES	32
 
@@ -564,7 +612,7 @@ typedef struct SbfSubFilter
 typedef struct SbfSharedState
 {
 	uint32		nsub;			/* sub-filters in use */
-	uint32		zero;
+	uint32		flags;			/* SBF_STATE_OVERFLOW, or zero */
 	float8		growth;			/* 0: a filter of fixed size */
 	float8		tightening;
 	int64		adds;			/* values answered new, in all */

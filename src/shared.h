@@ -70,6 +70,16 @@ StaticAssertDecl(sizeof(SbfPendingAdd) == SBF_PENDING_BYTES &&
 				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) - SBF_PENDING_BYTES,
 				 "the pending adds fill the page after the lines");
 
+StaticAssertDecl(SBF_OVERFLOW_START == MAXALIGN(SizeOfPageHeaderData) +
+				 sizeof(SbfOverflowHeader) &&
+				 SBF_OVERFLOW_START + SBF_OVERFLOW_MAX * SBF_PENDING_BYTES <=
+				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) &&
+				 SBF_OVERFLOW_START + (SBF_OVERFLOW_MAX + 1) * SBF_PENDING_BYTES >
+				 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)) &&
+				 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfOverflowLink) <=
+				 SBF_LINES_BLOCK_OFFSET,
+				 "an overflow page's adds fill it; a data page's link is before its lines");
+
 /* A hint to bring an address into the cache; nothing where unsupported */
 #if defined(__GNUC__) || defined(__clang__)
 #define sbf_prefetch(addr)	__builtin_prefetch(addr)
@@ -155,6 +165,20 @@ extern Datum sbf_refuse_array_literal(Datum value, SbfElementKind kind);
 extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
 									  Page page, BlockNumber blkno);
 
+/*
+ * The overflow pages of a data page of the pending layout (format.h), as a
+ * reader or an adder holds them: pinned and locked in chain order, in the
+ * mode the data page is locked in, while the data page is (nothing else
+ * locks an overflow page, so the data page's lock orders them).  n is 0
+ * when the chain holds no pending add, or was not asked for.
+ */
+typedef struct SbfChain
+{
+	int			n;
+	int			size;			/* of bufs */
+	Buffer	   *bufs;
+} SbfChain;
+
 /* shared_pending.c */
 typedef enum SbfXidStatus
 {
@@ -181,16 +205,22 @@ typedef enum SbfXidStatus
 extern void sbf_xid_cache_begin(void);
 extern SbfXidStatus sbf_xid_status_cached(TransactionId xid);
 extern SbfXidStatus sbf_xid_status(TransactionId xid);
+extern void sbf_chain_lock(Relation rel, Page page, BlockNumber blkno,
+						   int mode, bool whole, SbfChain *chain);
+extern void sbf_chain_unlock(SbfChain *chain);
 extern bool sbf_pending_test(const SbfSharedMeta *meta, Page page,
-							 uint64 state, const SbfXidStatus *status);
+							 const SbfChain *chain, uint64 state,
+							 SbfXidStatus *const *status);
 extern int	sbf_page_visible_block(const SbfSharedMeta *meta, Page page,
-								   uint8 *dest);
+								   const SbfChain *chain, uint8 *dest);
 extern bool sbf_page_snapshot_block(const SbfSharedMeta *meta, Page page,
-									Snapshot snapshot, uint8 *dest);
+									const SbfChain *chain, Snapshot snapshot,
+									uint8 *dest);
 extern TransactionId sbf_page_newest_committed(const SbfSharedMeta *meta,
-											   Page page);
+											   Page page, const SbfChain *chain);
 extern bool sbf_pending_lookup(const SbfSharedMeta *meta, Page page,
-							   uint64 state, TransactionId *wait);
+							   const SbfChain *chain, uint64 state,
+							   TransactionId *wait);
 
 /* shared_insert.c */
 extern TransactionId sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
@@ -390,6 +420,62 @@ static inline int
 sbf_pending_count(Page page)
 {
 	return (((PageHeader) page)->pd_lower - SBF_PENDING_START) / SBF_PENDING_BYTES;
+}
+
+/* A data page's link to its overflow pages (format.h) */
+static inline SbfOverflowLink *
+sbf_page_overflow_link(Page page)
+{
+	return (SbfOverflowLink *) PageGetContents(page);
+}
+
+/* An overflow page's header, its adds, and how many there are */
+static inline SbfOverflowHeader *
+sbf_overflow_header(Page page)
+{
+	return (SbfOverflowHeader *) PageGetContents(page);
+}
+
+static inline SbfPendingAdd *
+sbf_overflow_adds(Page page)
+{
+	return (SbfPendingAdd *) ((char *) page + SBF_OVERFLOW_START);
+}
+
+static inline int
+sbf_overflow_count(Page page)
+{
+	return (((PageHeader) page)->pd_lower - SBF_OVERFLOW_START) / SBF_PENDING_BYTES;
+}
+
+/*
+ * The pending adds of area a of a data page and its chain: area 0 is the
+ * data page's own room, area 1 + i the chain's overflow page i
+ */
+static inline int
+sbf_chain_areas(const SbfChain *chain)
+{
+	return 1 + (chain != NULL ? chain->n : 0);
+}
+
+static inline Page
+sbf_chain_area_page(Page page, const SbfChain *chain, int area)
+{
+	return area == 0 ? page : BufferGetPage(chain->bufs[area - 1]);
+}
+
+static inline SbfPendingAdd *
+sbf_chain_area_adds(Page page, const SbfChain *chain, int area, int *count)
+{
+	Page		p = sbf_chain_area_page(page, chain, area);
+
+	if (area == 0)
+	{
+		*count = sbf_pending_count(p);
+		return sbf_pending_adds(p);
+	}
+	*count = sbf_overflow_count(p);
+	return sbf_overflow_adds(p);
 }
 
 /*

@@ -215,8 +215,7 @@ sbf_scan_refuse_page(Relation rel, BlockNumber blkno)
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not read page %u of shared filter \"%s\" as of this snapshot",
 					blkno, RelationGetRelationName(rel)),
-			 errdetail("The page folded into its bits adds of transactions that committed after the snapshot was taken: its room for %d pending adds was full, or, on a standby, the primary folded them.",
-					   SBF_PENDING_MAX),
+			 errdetail("The page folded into its bits adds of transactions that committed after the snapshot was taken: on a standby, the primary folded them, or VACUUM FULL did."),
 			 errhint("Scan (or dump) again. Fewer adds while a scan runs, or hot_standby_feedback on a standby, avoid this.")));
 }
 
@@ -240,7 +239,9 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 
 	/* the metapage's row has the state the data pages' rows then follow */
 	state = sbf_shared_state(rel, blkno == SBF_METAPAGE_BLKNO);
-	if (blkno != SBF_METAPAGE_BLKNO && blkno > sbf_state_pages(state))
+	/* (past the data pages, or between sub-filters: overflow pages) */
+	if (blkno != SBF_METAPAGE_BLKNO &&
+		(blkno > sbf_state_pages(state) || sbf_sub_of_block(state, blkno) < 0))
 		return false;
 	if (blkno != SBF_METAPAGE_BLKNO)
 		sbf_sub_meta(sbf_shared_meta(rel), &state->sub[sbf_sub_of_block(state, blkno)],
@@ -263,13 +264,18 @@ sbf_read_row(Relation rel, BlockNumber blkno, BufferAccessStrategy strategy,
 	else if (found)
 	{
 		uint64		prng = sbf_page_opaque(page)->prng;
+		SbfChain	chain = {0};
 
 		/* (the pending layout's folded xid is this cluster's, not the row's) */
 		if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+		{
 			prng = 0;
+			sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+		}
 		memcpy(data, &prng, sizeof(uint64));
-		consistent = sbf_page_snapshot_block(&meta, page, snapshot,
+		consistent = sbf_page_snapshot_block(&meta, page, &chain, snapshot,
 											 (uint8 *) data + sizeof(uint64));
+		sbf_chain_unlock(&chain);
 		SET_VARSIZE(row, VARHDRSZ + SBF_ROW_DATA_SIZE);
 		found = !sbf_block_is_zero((uint8 *) data + sizeof(uint64));
 	}
@@ -468,7 +474,8 @@ sbf_insert_row(Relation rel, int64 pageno, bytea *data)
 				 errdetail("Page 0 holds the filter's parameters.")));
 	meta = *sbf_shared_meta(rel);
 	state = sbf_shared_state(rel, false);
-	if (pageno < 1 || (uint64) pageno > sbf_state_pages(state))
+	if (pageno < 1 || (uint64) pageno > sbf_state_pages(state) ||
+		sbf_sub_of_block(state, (BlockNumber) pageno) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid page " INT64_FORMAT " for shared filter \"%s\"",
@@ -696,27 +703,38 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (blkno = 1; blkno <= sbf_state_pages(&state); blkno++)
 	{
-		Buffer		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
+		Buffer		buf;
 		uint8		block[SBF_BLOCK_BYTES];
 		uint64		prng;
 		bool		isnew;
+		int			sub = sbf_sub_of_block(&state, (BlockNumber) blkno);
 
 		CHECK_FOR_INTERRUPTS();
+		/* (overflow pages are left behind, their adds folded in) */
+		if (sub < 0)
+			continue;
+		buf = sbf_shared_read(OldTable, (BlockNumber) blkno, strategy);
 		if (!BufferIsValid(buf))
 			break;
-		sbf_sub_meta(sbf_shared_meta(OldTable),
-					 &state.sub[sbf_sub_of_block(&state, (BlockNumber) blkno)], &meta);
+		sbf_sub_meta(sbf_shared_meta(OldTable), &state.sub[sub], &meta);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		isnew = PageIsNew(BufferGetPage(buf));
 		if (!isnew)
 		{
-			sbf_shared_check_page(OldTable, &meta, BufferGetPage(buf), (BlockNumber) blkno);
+			Page		page = BufferGetPage(buf);
+			SbfChain	chain = {0};
+
+			sbf_shared_check_page(OldTable, &meta, page, (BlockNumber) blkno);
+			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
+				sbf_chain_lock(OldTable, page, (BlockNumber) blkno,
+							   BUFFER_LOCK_SHARE, false, &chain);
 			/* committed pending adds are folded in, aborted ones left out */
-			sbf_page_visible_block(&meta, BufferGetPage(buf), block);
-			prng = sbf_page_opaque(BufferGetPage(buf))->prng;
+			sbf_page_visible_block(&meta, page, &chain, block);
+			prng = sbf_page_opaque(page)->prng;
 			/* and the copy's folded xid is the newest of theirs */
 			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
-				prng = sbf_page_newest_committed(&meta, BufferGetPage(buf));
+				prng = sbf_page_newest_committed(&meta, page, &chain);
+			sbf_chain_unlock(&chain);
 		}
 		UnlockReleaseBuffer(buf);
 		if (isnew)
@@ -773,10 +791,13 @@ sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
 		{
 			TransactionId oldest;
 			SbfSharedMeta meta;
+			int			sub = sbf_sub_of_block(&state, (BlockNumber) blkno);
 
 			CHECK_FOR_INTERRUPTS();
-			sbf_sub_meta(sbf_shared_meta(rel),
-						 &state.sub[sbf_sub_of_block(&state, (BlockNumber) blkno)], &meta);
+			/* (an overflow page is folded with its data page) */
+			if (sub < 0)
+				continue;
+			sbf_sub_meta(sbf_shared_meta(rel), &state.sub[sub], &meta);
 			oldest = sbf_pending_fold_page(rel, &meta, (BlockNumber) blkno,
 										   bstrategy, forget);
 			if (TransactionIdIsValid(oldest) && TransactionIdPrecedes(oldest, frozen))

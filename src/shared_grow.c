@@ -48,6 +48,7 @@
 #include "common/int.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 
 #include "shared.h"
@@ -129,7 +130,9 @@ sbf_shared_validate_state(const SbfSharedMeta *meta, const SbfSharedState *state
 		 state->tightening <= 0.0 || state->tightening >= 1.0))
 		SBF_STATE_INVALID("Its growth is %g and its tightening %g, with %u sub-filters.",
 						  state->growth, state->tightening, state->nsub);
-	if (state->zero != 0 || state->adds < 0)
+	if ((state->flags & ~SBF_STATE_OVERFLOW) != 0)
+		SBF_STATE_INVALID("Its flags are 0x%x.", state->flags);
+	if (state->adds < 0)
 		SBF_STATE_INVALID("Its count of values added is " INT64_FORMAT ".",
 						  state->adds);
 	for (j = 0; j < SBF_MAX_SUBFILTERS; j++)
@@ -137,6 +140,11 @@ sbf_shared_validate_state(const SbfSharedMeta *meta, const SbfSharedState *state
 		const SbfSubFilter *sub = &state->sub[j];
 		uint32		first = (j == 0) ? 1 :
 			state->sub[j - 1].first + state->sub[j - 1].pages;
+
+		/* (overflow pages may lie between two sub-filters: format.h) */
+		if (j > 0 && j < state->nsub && (state->flags & SBF_STATE_OVERFLOW) &&
+			sub->first > first)
+			first = sub->first;
 
 		if (j >= state->nsub)
 		{
@@ -202,12 +210,12 @@ sbf_sub_meta(const SbfSharedMeta *meta, const SbfSubFilter *sub,
  */
 static bool
 sbf_next_sub(const SbfSharedMeta *meta, const SbfSharedState *state,
-			 SbfSubFilter *next)
+			 BlockNumber nblocks, SbfSubFilter *next)
 {
 	const SbfSubFilter *last = &state->sub[state->nsub - 1];
 	double		capacity = ceil((double) last->capacity * state->growth);
 	double		fpr = last->fpr * state->tightening;
-	uint64		first = (uint64) last->first + last->pages;
+	uint64		first = Max((uint64) last->first + last->pages, (uint64) nblocks);
 	double		classic;
 	int			hashes;
 	uint64		pages;
@@ -297,6 +305,7 @@ sbf_shared_count_adds(Relation rel, const int64 *added, int nsub)
 	SbfSharedState now;
 	SbfSubFilter next;
 	bool		grow = false;
+	bool		extending = false;
 	int64		total = 0;
 	Buffer		buf;
 	Page		page;
@@ -311,24 +320,44 @@ sbf_shared_count_adds(Relation rel, const int64 *added, int nsub)
 		return;
 
 	buf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buf);
-	sbf_shared_check_page(rel, NULL, page, SBF_METAPAGE_BLKNO);
-	state = sbf_meta_page_state(page);
-	if (state->nsub < (uint32) nsub || state->nsub > SBF_MAX_SUBFILTERS)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("invalid metapage in shared filter \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("It has %u sub-filters, where %d were seen before.",
-						   state->nsub, nsub)));
+	for (;;)
+	{
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		sbf_shared_check_page(rel, NULL, page, SBF_METAPAGE_BLKNO);
+		state = sbf_meta_page_state(page);
+		if (state->nsub < (uint32) nsub || state->nsub > SBF_MAX_SUBFILTERS)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid metapage in shared filter \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("It has %u sub-filters, where %d were seen before.",
+							   state->nsub, nsub)));
+		if (extending || state->growth == 0.0 ||
+			(state->flags & SBF_STATE_OVERFLOW) == 0 ||
+			state->sub[state->nsub - 1].adds +
+			(state->nsub == (uint32) nsub ? added[nsub - 1] : 0) <
+			state->sub[state->nsub - 1].capacity)
+			break;
+
+		/*
+		 * A filter with overflow pages grows past them: its next sub-filter
+		 * starts at the relation's end, read under the extension lock that
+		 * overflow pages are allocated under (taken before the metapage's,
+		 * as their allocation takes them: shared_insert.c)
+		 */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		LockRelationForExtension(rel, ExclusiveLock);
+		extending = true;
+	}
 
 	/* the next sub-filter is sized before anything changes (it can ERROR) */
 	if (state->growth > 0.0 &&
 		state->sub[state->nsub - 1].adds +
 		(state->nsub == (uint32) nsub ? added[nsub - 1] : 0) >=
 		state->sub[state->nsub - 1].capacity)
-		grow = sbf_next_sub(&meta, state, &next);
+		grow = sbf_next_sub(&meta, state,
+							extending ? RelationGetNumberOfBlocks(rel) : 0, &next);
 
 	start = (char *) state - (char *) page;
 	memcpy(before.data + start, state, sizeof(SbfSharedState));
@@ -351,6 +380,8 @@ sbf_shared_count_adds(Relation rel, const int64 *added, int nsub)
 
 	now = *state;
 	UnlockReleaseBuffer(buf);
+	if (extending)
+		UnlockRelationForExtension(rel, ExclusiveLock);
 
 	if (grow)
 		ereport(DEBUG1,

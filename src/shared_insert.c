@@ -92,7 +92,8 @@ typedef struct SbfPendingPass
 {
 	int			done;			/* values answered */
 	TransactionId wait;			/* an open transaction to wait for */
-	bool		full;			/* the page is full of this transaction's */
+	bool		chain;			/* the page's room is full: take its chain */
+	bool		extend;			/* its chain's pages are all full too */
 	uint64		folded[2];		/* lines whose bits changed */
 	TransactionId forget;		/* in: a folded xid older than this is
 								 * cleared (VACUUM; else invalid) */
@@ -353,6 +354,28 @@ sbf_add_group_logged(Buffer buf, const SbfSharedMeta *meta,
 	END_CRIT_SECTION();
 }
 
+/* Append to DELTA the lines of the page that a pass folded adds into */
+static void
+sbf_delta_lines(SbfDelta *delta, const char *before, const char *page,
+				const SbfPendingPass *pass)
+{
+	int			word;
+
+	for (word = 0; word < (int) lengthof(pass->folded); word++)
+	{
+		uint64		lines = pass->folded[word];
+
+		while (lines != 0)
+		{
+			int			line = word * 64 + pg_rightmost_one_pos64(lines);
+			Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
+
+			sbf_delta_region(delta, before, page, offset, offset + SBF_LINE_BYTES);
+			lines &= lines - 1;
+		}
+	}
+}
+
 static int	sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 								  const SbfBatchItem *items, int n, bool *answers);
 static void sbf_page_logged(Buffer buf, const SbfSharedMeta *meta,
@@ -476,23 +499,23 @@ sbf_still_last(const SbfAddCall *call)
  * with a pending add of another open transaction is neither: as a
  * unique index's insertion does, the adder waits for that transaction to
  * end (XactLockTableWait, so deadlocks are detected) and tries the value
- * again.  A page full of pending adds waits for an open transaction's in
- * the same way; with none, it folds the committed adds that some snapshot
- * may not see all the same, and records the newest of their transactions
- * as the page's folded xid, so that a scan under such a snapshot refuses
- * the page rather than hold adds it does not see (adders never wait for a
- * snapshot, which a dump holds for as long as it runs); full of this
- * transaction's own, it is an ERROR: nothing can make room before this
- * transaction ends.
+ * again.
+ *
+ * A page's own room holds SBF_PENDING_MAX pending adds; past it they go to
+ * the page's chain of overflow pages (format.h), locked after the page and
+ * read with it, and a chain whose pages are all full gets one more
+ * (sbf_chain_extend), so that a transaction adds any number of values.  A
+ * page whose room and chain hold no pending add is changed without
+ * reading its chain.
  *
  * What can ERROR (the transactions' status in the commit log, the proc
- * array) is asked before the page is changed: the change itself, decided
- * from those answers, is made and logged in one critical section
- * (SbfPendingPass, above, is what a pass did).
+ * array, reading the chain) is asked before the page is changed: the
+ * change itself, decided from those answers, is made and logged in one
+ * critical section (SbfPendingPass, above, is what a pass did).
  */
 
 /*
- * What each pending add of the page counts as now (outside any critical
+ * What each of the n pending adds counts as now (outside any critical
  * section), through the session's cache (sbf_xid_cache_begin called): a
  * committed one is SBF_XID_COMMITTED_RECENT until its transaction is older
  * than every snapshot that can still be running (GlobalVisTestFor, the
@@ -500,11 +523,9 @@ sbf_still_last(const SbfAddCall *call)
  * transactions, and the standbys' with hot_standby_feedback)
  */
 static void
-sbf_pending_statuses(Relation rel, Page page, SbfXidStatus *status)
+sbf_adds_statuses(Relation rel, const SbfPendingAdd *adds, int n,
+				  SbfXidStatus *status, GlobalVisState **horizon)
 {
-	const SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			n = sbf_pending_count(page);
-	GlobalVisState *horizon = NULL;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -517,28 +538,76 @@ sbf_pending_statuses(Relation rel, Page page, SbfXidStatus *status)
 		status[i] = sbf_xid_status_cached(adds[i].xid);
 		if (status[i] != SBF_XID_COMMITTED)
 			continue;
-		if (horizon == NULL)
-			horizon = GlobalVisTestFor(rel);
-		if (!GlobalVisTestIsRemovableXid(horizon, adds[i].xid))
+		if (*horizon == NULL)
+			*horizon = GlobalVisTestFor(rel);
+		if (!GlobalVisTestIsRemovableXid(*horizon, adds[i].xid))
 			status[i] = SBF_XID_COMMITTED_RECENT;
 	}
 }
 
+/* The same for a page's own pending adds */
+static void
+sbf_pending_statuses(Relation rel, Page page, SbfXidStatus *status)
+{
+	GlobalVisState *horizon = NULL;
+
+	sbf_adds_statuses(rel, sbf_pending_adds(page), sbf_pending_count(page),
+					  status, &horizon);
+}
+
 /*
- * Fold the page's committed pending adds into its bits (with all, also
- * those a snapshot may not see yet) and drop its aborted ones, noting the
- * lines changed in pass and the newest folded transaction in the page's
- * folded xid; status follows the adds kept
+ * The statuses of a page's pending adds and of its chain's:
+ * status[area][i], the chain's arrays allocated here
+ */
+static SbfXidStatus **
+sbf_chain_statuses(Relation rel, Page page, const SbfChain *chain,
+				   SbfXidStatus *own)
+{
+	SbfXidStatus **status = palloc(sbf_chain_areas(chain) * sizeof(SbfXidStatus *));
+	GlobalVisState *horizon = NULL;
+	int			a;
+
+	status[0] = own;
+	for (a = 0; a < sbf_chain_areas(chain); a++)
+	{
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
+
+		if (a > 0)
+			status[a] = palloc(SBF_OVERFLOW_MAX * sizeof(SbfXidStatus));
+		sbf_adds_statuses(rel, adds, n, status[a], &horizon);
+	}
+	return status;
+}
+
+static void
+sbf_chain_statuses_free(SbfXidStatus **status, const SbfChain *chain)
+{
+	int			a;
+
+	for (a = 1; a < sbf_chain_areas(chain); a++)
+		pfree(status[a]);
+	pfree(status);
+}
+
+/*
+ * Fold the committed pending adds of area a (of the page and its chain)
+ * that every snapshot sees into the page's bits, and drop its aborted
+ * ones, noting the lines changed in pass and the newest folded transaction
+ * in the page's folded xid; status[a] follows the adds kept
  */
 static void
-sbf_pending_fold(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
-				 bool all, SbfPendingPass *pass)
+sbf_pending_fold_area(const SbfSharedMeta *meta, Page page,
+					  const SbfChain *chain, int a, SbfXidStatus *status,
+					  SbfPendingPass *pass)
 {
-	PageHeader	header = (PageHeader) page;
+	Page		area = sbf_chain_area_page(page, chain, a);
+	PageHeader	header = (PageHeader) area;
 	uint8	   *block = sbf_page_block(meta, page);
-	SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			count = sbf_pending_count(page);
+	Size		start = (a == 0) ? SBF_PENDING_START : SBF_OVERFLOW_START;
 	TransactionId folded = sbf_page_folded_xid(page);
+	int			count;
+	SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &count);
 	int			kept = 0;
 	int			i;
 
@@ -549,8 +618,7 @@ sbf_pending_fold(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
 	{
 		uint64		state = sbf_pending_state(&adds[i]);
 
-		if (status[i] == SBF_XID_COMMITTED ||
-			(all && status[i] == SBF_XID_COMMITTED_RECENT))
+		if (status[i] == SBF_XID_COMMITTED)
 		{
 			int			line = (int) sbf_line_of_state(state, SBF_PENDING_LINES);
 
@@ -570,91 +638,251 @@ sbf_pending_fold(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
 	}
 	sbf_page_set_folded_xid(page, folded);
 	/* what the adds no longer use is the page's hole, zero */
-	if (SBF_PENDING_START + kept * SBF_PENDING_BYTES < header->pd_lower)
-		memset((char *) page + SBF_PENDING_START + kept * SBF_PENDING_BYTES, 0,
-			   header->pd_lower - (SBF_PENDING_START + kept * SBF_PENDING_BYTES));
-	header->pd_lower = SBF_PENDING_START + kept * SBF_PENDING_BYTES;
+	if (start + kept * SBF_PENDING_BYTES < header->pd_lower)
+		memset((char *) area + start + kept * SBF_PENDING_BYTES, 0,
+			   header->pd_lower - (start + kept * SBF_PENDING_BYTES));
+	header->pd_lower = start + kept * SBF_PENDING_BYTES;
 }
 
 /*
- * Fold and add on an initialized page, from the statuses taken under the
- * same lock: no ERROR, no allocation, so it can run in a critical section.
+ * A pass over a page with a chain answers each value from an index built
+ * once for the pass, not by reading every pending add for each value (a
+ * transaction adding many times a page's room would otherwise cost the
+ * square of its adds to the page): each line's bits with the pending adds
+ * this session counts as present set in them, and the states of other
+ * transactions' open adds, hashed.  Allocated before the critical
+ * section, for as many adds as the page and its chain hold.
+ */
+typedef struct SbfPassIndex
+{
+	uint64		words[SBF_PENDING_LINES][SBF_LINE_WORDS];
+	uint32		mask;			/* slots - 1, a power of two minus one */
+	uint64	   *states;			/* open adds' states, 0 for an empty slot */
+	TransactionId *xids;		/* and their transactions */
+	bool		has_zero;		/* an open add has state 0 */
+	TransactionId zero_xid;
+} SbfPassIndex;
+
+static SbfPassIndex *
+sbf_pass_index_alloc(Page page, const SbfChain *chain)
+{
+	SbfPassIndex *index = palloc(sizeof(SbfPassIndex));
+	uint64		adds = 0;
+	uint64		slots;
+	int			a;
+
+	for (a = 0; a < sbf_chain_areas(chain); a++)
+	{
+		int			n;
+
+		(void) sbf_chain_area_adds(page, chain, a, &n);
+		adds += n;
+	}
+	slots = pg_nextpower2_64(2 * adds + 2);
+	index->mask = (uint32) (slots - 1);
+	index->states = palloc(slots * sizeof(uint64));
+	index->xids = palloc(slots * sizeof(TransactionId));
+	return index;
+}
+
+static void
+sbf_pass_index_free(SbfPassIndex *index)
+{
+	if (index == NULL)
+		return;
+	pfree(index->states);
+	pfree(index->xids);
+	pfree(index);
+}
+
+static inline uint32
+sbf_pass_index_slot(const SbfPassIndex *index, uint64 state)
+{
+	return (uint32) ((state * UINT64CONST(0x9E3779B97F4A7C15)) >> 32) & index->mask;
+}
+
+/*
+ * The index of the pending adds of a page and its chain, their statuses
+ * given (no ERROR, no palloc): after a pass's fold, or for a test
  */
 static void
-sbf_pending_pass(const SbfSharedMeta *meta, Page page, SbfXidStatus *status,
-				 TransactionId xid, const SbfBatchItem *items, int n,
-				 bool *answers, SbfPendingPass *pass)
+sbf_pass_index_build(const SbfSharedMeta *meta, Page page,
+					 const SbfChain *chain, SbfXidStatus **status,
+					 SbfPassIndex *index)
 {
-	PageHeader	header = (PageHeader) page;
-	SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			count;
+	int			a;
+	int			i;
+
+	memcpy(index->words, sbf_page_block(meta, page), sizeof(index->words));
+	memset(index->states, 0, ((Size) index->mask + 1) * sizeof(uint64));
+	index->has_zero = false;
+	for (a = 0; a < sbf_chain_areas(chain); a++)
+	{
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
+
+		for (i = 0; i < n; i++)
+		{
+			uint64		state = sbf_pending_state(&adds[i]);
+			uint32		slot;
+
+			if (status[a][i] == SBF_XID_ABORTED)
+				continue;
+			if (status[a][i] != SBF_XID_IN_PROGRESS)
+			{
+				(void) sbf_line_probe_state(index->words[sbf_line_of_state(state, SBF_PENDING_LINES)],
+											meta->hashes, state, true);
+				continue;
+			}
+			if (state == 0)
+			{
+				index->has_zero = true;
+				index->zero_xid = adds[i].xid;
+				continue;
+			}
+			for (slot = sbf_pass_index_slot(index, state);
+				 index->states[slot] != 0 && index->states[slot] != state;
+				 slot = (slot + 1) & index->mask)
+				;
+			index->states[slot] = state;
+			index->xids[slot] = adds[i].xid;
+		}
+	}
+}
+
+/* Another transaction's open add of the state, or InvalidTransactionId */
+static TransactionId
+sbf_pass_index_open(const SbfPassIndex *index, uint64 state)
+{
+	uint32		slot;
+
+	if (state == 0)
+		return index->has_zero ? index->zero_xid : InvalidTransactionId;
+	for (slot = sbf_pass_index_slot(index, state); index->states[slot] != 0;
+		 slot = (slot + 1) & index->mask)
+		if (index->states[slot] == state)
+			return index->xids[slot];
+	return InvalidTransactionId;
+}
+
+/*
+ * The area (of the page and its chain) where one more pending add goes:
+ * the page's own room first, then the first overflow page with room; -1
+ * when all are full
+ */
+static int
+sbf_pending_room(Page page, const SbfChain *chain)
+{
+	int			a;
+
+	if (sbf_pending_count(page) < SBF_PENDING_MAX)
+		return 0;
+	for (a = 1; a < sbf_chain_areas(chain); a++)
+		if (sbf_overflow_count(sbf_chain_area_page(page, chain, a)) < SBF_OVERFLOW_MAX)
+			return a;
+	return -1;
+}
+
+/*
+ * Fold and add on an initialized page, and on its chain when given (else
+ * the page's link says its chain holds no pending add), from the statuses
+ * taken under the same locks: no ERROR, no allocation, so it can run in a
+ * critical section.  A pass stops at a value that must wait for an open
+ * transaction, and at one that finds no room: in the page's own room
+ * without its chain (pass->chain: take it), or anywhere in the chain
+ * (pass->extend: give it one more page).
+ */
+static void
+sbf_pending_pass(const SbfSharedMeta *meta, Page page, const SbfChain *chain,
+				 SbfXidStatus **status, SbfPassIndex *index, TransactionId xid,
+				 const SbfBatchItem *items, int n, bool *answers,
+				 SbfPendingPass *pass)
+{
+	SbfOverflowLink *link = sbf_page_overflow_link(page);
+	int			areas = sbf_chain_areas(chain);
+	int			a;
 	int			i;
 
 	/* committed adds every snapshot sees become bits, aborted ones go */
-	sbf_pending_fold(meta, page, status, false, pass);
-	count = sbf_pending_count(page);
+	for (a = 0; a < areas; a++)
+		sbf_pending_fold_area(meta, page, chain, a, status[a], pass);
+	if (chain != NULL && chain->n > 0)
+	{
+		link->adds = 0;
+		for (a = 1; a < areas; a++)
+			link->adds += sbf_overflow_count(sbf_chain_area_page(page, chain, a));
+	}
+
+	if (index != NULL && n > 0)
+		sbf_pass_index_build(meta, page, chain, status, index);
 
 	for (pass->done = 0; pass->done < n; pass->done++)
 	{
 		const SbfBatchItem *item = &items[pass->done];
 		uint64		state = sbf_line_state(item->hash);
-		int			open = -1;
+		uint64	   *words = NULL;
+		Page		target;
+		SbfPendingAdd *adds;
+		int			count;
 
 		/* present with this transaction's own adds, as if already folded */
-		if (sbf_pending_test(meta, page, state, status))
+		if (index != NULL)
+		{
+			words = index->words[sbf_line_of_state(state, SBF_PENDING_LINES)];
+			if (sbf_line_probe_state(words, meta->hashes, state, false))
+			{
+				answers[item->index] = true;
+				continue;
+			}
+			pass->wait = sbf_pass_index_open(index, state);
+		}
+		else if (sbf_pending_test(meta, page, chain, state, status))
 		{
 			answers[item->index] = true;
 			continue;
 		}
-		for (i = 0; i < count; i++)
-			if (sbf_pending_state(&adds[i]) == state)
-				break;
-		if (i < count)
+		for (a = 0; index == NULL && a < areas && !TransactionIdIsValid(pass->wait); a++)
 		{
-			/* another transaction's, still open (its own would be present) */
-			pass->wait = adds[i].xid;
-			break;
+			adds = sbf_chain_area_adds(page, chain, a, &count);
+			for (i = 0; i < count; i++)
+				if (sbf_pending_state(&adds[i]) == state)
+				{
+					/* another transaction's, still open (its own is present) */
+					pass->wait = adds[i].xid;
+					break;
+				}
 		}
-		if (count == SBF_PENDING_MAX)
+		if (TransactionIdIsValid(pass->wait))
+			break;
+		a = sbf_pending_room(page, chain);
+		if (a < 0)
 		{
-			bool		recent = false;
-
-			for (i = 0; i < count && open < 0; i++)
-			{
-				if (status[i] == SBF_XID_IN_PROGRESS)
-					open = i;
-				if (status[i] == SBF_XID_COMMITTED_RECENT)
-					recent = true;
-			}
-			if (open >= 0)
-				pass->wait = adds[open].xid;
-			else if (recent)
-			{
-				/* room, at the price of the older snapshots' scans */
-				sbf_pending_fold(meta, page, status, true, pass);
-				count = sbf_pending_count(page);
-				pass->done--;
-				continue;
-			}
+			if (chain == NULL)
+				pass->chain = true;
 			else
-				pass->full = true;
+				pass->extend = true;
 			break;
 		}
+		target = sbf_chain_area_page(page, chain, a);
+		adds = sbf_chain_area_adds(page, chain, a, &count);
 		adds[count].xid = xid;
 		adds[count].state_lo = (uint32) state;
 		adds[count].state_hi = (uint32) (state >> 32);
-		status[count] = SBF_XID_OWN;
-		count++;
-		header->pd_lower += SBF_PENDING_BYTES;
+		status[a][count] = SBF_XID_OWN;
+		((PageHeader) target)->pd_lower += SBF_PENDING_BYTES;
+		if (a > 0)
+			link->adds++;
+		if (words != NULL)
+			(void) sbf_line_probe_state(words, meta->hashes, state, true);
 		answers[item->index] = false;
 	}
 }
 
 /*
- * The same on a logged page that is not new, collecting in DELTA the bytes
- * it changed: the lines it folded into, the pending adds and pd_lower
- * (BEFORE: a page's worth of scratch).  The caller makes the change and
- * logs it in one critical section.
+ * The same on a logged page that is not new and has no chain to read,
+ * collecting in DELTA the bytes it changed: the lines it folded into, the
+ * pending adds and pd_lower (BEFORE: a page's worth of scratch).  The
+ * caller makes the change and logs it in one critical section.
  */
 static void
 sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
@@ -668,20 +896,17 @@ sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
 	int			count = sbf_pending_count(page);
 	LocationIndex lower_before = header->pd_lower;
 	Size		copied;
-	int			word;
 	int			i;
 
 	/*
-	 * copy what may change: the lines of committed adds (of those a snapshot
-	 * may not see too, if this pass can fill the page and so fold them), the
-	 * adds, and the special space (the folded xid)
+	 * copy what may change: the lines of committed adds, the adds, and the
+	 * special space (the folded xid)
 	 */
 	memcpy(before + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
 		   (char *) page + BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)),
 		   MAXALIGN(sizeof(SbfPageOpaque)));
 	for (i = 0; i < count; i++)
-		if (status[i] == SBF_XID_COMMITTED ||
-			(status[i] == SBF_XID_COMMITTED_RECENT && count + n >= SBF_PENDING_MAX))
+		if (status[i] == SBF_XID_COMMITTED)
 		{
 			Size		offset = (char *) sbf_state_line_words(block, sbf_pending_state(&adds[i])) -
 				(char *) page;
@@ -700,21 +925,8 @@ sbf_pending_pass_delta(Page page, const SbfSharedMeta *meta,
 		   copied - SBF_PENDING_START);
 
 	delta->len = 0;
-	sbf_pending_pass(meta, page, status, xid, items, n, answers, pass);
-	for (word = 0; word < (int) lengthof(pass->folded); word++)
-	{
-		uint64		lines = pass->folded[word];
-
-		while (lines != 0)
-		{
-			int			line = word * 64 + pg_rightmost_one_pos64(lines);
-			Size		offset = SBF_LINES_BLOCK_OFFSET + line * SBF_LINE_BYTES;
-
-			sbf_delta_region(delta, before, (const char *) page,
-							 offset, offset + SBF_LINE_BYTES);
-			lines &= lines - 1;
-		}
-	}
+	sbf_pending_pass(meta, page, NULL, &status, NULL, xid, items, n, answers, pass);
+	sbf_delta_lines(delta, before, page, pass);
 	sbf_delta_region(delta, before, (const char *) page,
 					 SBF_PENDING_START, header->pd_lower);
 	sbf_delta_region(delta, before, (const char *) page,
@@ -760,17 +972,249 @@ sbf_page_logged(Buffer buf, const SbfSharedMeta *meta, SbfXidStatus *status,
 	END_CRIT_SECTION();
 }
 
-/* A page full of this transaction's pending adds: nothing makes room */
+/*
+ * A pass over a page and its chain (locked exclusively, statuses taken),
+ * changed, marked dirty and, in a logged filter, logged in one critical
+ * section.  The page's change (its folded lines, its adds, its link, its
+ * special space) and each overflow page's (its adds) are compared with
+ * copies taken before, and logged in records of up to
+ * MAX_GENERIC_XLOG_PAGES pages, the data page in the first: every prefix
+ * of them leaves the page and its chain as readers may find them (a page's
+ * folded adds are in its bits before they leave its chain, and a chain's
+ * new adds belong to this transaction, which has not committed).
+ */
 static void
-sbf_pending_full(Relation rel, BlockNumber blkno)
+sbf_chain_pass(Relation rel, Buffer buf, const SbfChain *chain,
+			   const SbfSharedMeta *meta, SbfXidStatus **status,
+			   TransactionId xid, const SbfBatchItem *items, int n,
+			   bool *answers, SbfPendingPass *pass)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("too many uncommitted adds to page %u of shared filter \"%s\"",
-					blkno, RelationGetRelationName(rel)),
-			 errdetail("A page holds the adds of transactions that have not committed yet, at most %d, and this transaction's fill it.",
-					   SBF_PENDING_MAX),
-			 errhint("Commit more often: a transaction can add about 1%% of the filter's capacity. A bulk load can use a filter made with transactional => false.")));
+	Page		page = BufferGetPage(buf);
+	bool		wal = RelationNeedsWAL(rel);
+	int			areas = sbf_chain_areas(chain);
+	char	   *before = NULL;
+	SbfDelta  **deltas = NULL;
+	Buffer	   *bufs = NULL;
+	SbfPassIndex *index;
+	int			a;
+
+	if (wal)
+	{
+		before = palloc(areas * (Size) BLCKSZ);
+		deltas = palloc(areas * sizeof(SbfDelta *));
+		bufs = palloc(areas * sizeof(Buffer));
+		for (a = 0; a < areas; a++)
+		{
+			memcpy(before + a * (Size) BLCKSZ, sbf_chain_area_page(page, chain, a), BLCKSZ);
+			deltas[a] = (a == 0) ? &sbf_wal_delta[0] : palloc(sizeof(SbfDelta));
+			deltas[a]->len = 0;
+			bufs[a] = (a == 0) ? buf : chain->bufs[a - 1];
+		}
+	}
+
+	index = (n > 0) ? sbf_pass_index_alloc(page, chain) : NULL;
+
+	START_CRIT_SECTION();
+	sbf_pending_pass(meta, page, chain, status, index, xid, items, n, answers, pass);
+	sbf_mark_dirty(buf);
+	for (a = 1; a < areas; a++)
+		sbf_mark_dirty(chain->bufs[a - 1]);
+	if (wal)
+	{
+		Buffer		record_bufs[MAX_GENERIC_XLOG_PAGES];
+		SbfDelta   *record_deltas[MAX_GENERIC_XLOG_PAGES];
+		int			done;
+
+		sbf_delta_region(deltas[0], before, page, MAXALIGN(SizeOfPageHeaderData),
+						 MAXALIGN(SizeOfPageHeaderData) + sizeof(SbfOverflowLink));
+		sbf_delta_lines(deltas[0], before, page, pass);
+		sbf_delta_region(deltas[0], before, page, SBF_PENDING_START,
+						 ((PageHeader) page)->pd_lower);
+		sbf_delta_region(deltas[0], before, page,
+						 BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque)), BLCKSZ);
+		for (a = 0; a < areas; a++)
+		{
+			Page		p = sbf_chain_area_page(page, chain, a);
+			char	   *b = before + a * (Size) BLCKSZ;
+
+			if (a > 0)
+				sbf_delta_region(deltas[a], b, p, SBF_OVERFLOW_START,
+								 ((PageHeader) p)->pd_lower);
+			if (((PageHeader) p)->pd_lower != ((PageHeader) b)->pd_lower)
+				sbf_delta_append(deltas[a], p, offsetof(PageHeaderData, pd_lower),
+								 sizeof(LocationIndex));
+		}
+		/* the changed pages, a record for each MAX_GENERIC_XLOG_PAGES */
+		for (a = 0, done = 0; a < areas; a++)
+		{
+			if (deltas[a]->len == 0)
+				continue;
+			record_bufs[done] = bufs[a];
+			record_deltas[done] = deltas[a];
+			if (++done == MAX_GENERIC_XLOG_PAGES)
+			{
+				sbf_log_deltas(record_bufs, record_deltas, done);
+				done = 0;
+			}
+		}
+		if (done > 0)
+			sbf_log_deltas(record_bufs, record_deltas, done);
+	}
+	END_CRIT_SECTION();
+	sbf_pass_index_free(index);
+	if (wal)
+	{
+		for (a = 1; a < areas; a++)
+			pfree(deltas[a]);
+		pfree(before);
+		pfree(deltas);
+		pfree(bufs);
+	}
+}
+
+/*
+ * Give data page blkno's chain one more overflow page, at its end.  The
+ * page is allocated under the relation extension lock, past the data pages
+ * of every sub-filter (a growing filter's next one starts past it:
+ * shared_grow.c) and past the relation's end, and written whole; a filter
+ * made before overflow pages existed is marked as having them first.  It
+ * is then linked, under the data page's lock and its chain's.  No lock of
+ * a data page is held while the extension lock is waited for.  A crash
+ * between the two leaves the page unlinked: never read, and left behind
+ * by VACUUM FULL.
+ */
+static void
+sbf_chain_extend(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno)
+{
+	bool		wal = RelationNeedsWAL(rel);
+	Buffer		metabuf;
+	Buffer		buf;
+	Page		page;
+	SbfSharedState *state;
+	BlockNumber newblk;
+	GenericXLogState *xlog = NULL;
+	PGAlignedBlock zero;
+	SbfChain	chain;
+	SbfOverflowHeader *over;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	metabuf = ReadBuffer(rel, SBF_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	sbf_shared_check_page(rel, NULL, BufferGetPage(metabuf), SBF_METAPAGE_BLKNO);
+	state = sbf_meta_page_state(BufferGetPage(metabuf));
+	sbf_shared_validate_state(sbf_shared_meta(rel), state, ERRCODE_DATA_CORRUPTED,
+							  RelationGetRelationName(rel));
+	newblk = (BlockNumber) Max(sbf_state_pages(state) + 1,
+							   (uint64) RelationGetNumberOfBlocks(rel));
+	if ((uint64) newblk > SBF_SHARED_MAX_PAGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("shared filter \"%s\" has no room for another overflow page",
+						RelationGetRelationName(rel)),
+				 errdetail("Its pending adds need more pages than a relation can have.")));
+	if ((state->flags & SBF_STATE_OVERFLOW) == 0)
+	{
+		if (wal)
+		{
+			xlog = GenericXLogStart(rel);
+			state = sbf_meta_page_state(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+		}
+		else
+			START_CRIT_SECTION();
+		state->flags |= SBF_STATE_OVERFLOW;
+		if (xlog != NULL)
+			GenericXLogFinish(xlog);
+		else
+		{
+			MarkBufferDirty(metabuf);
+			END_CRIT_SECTION();
+		}
+	}
+	UnlockReleaseBuffer(metabuf);
+	memset(zero.data, 0, BLCKSZ);
+	smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, newblk, zero.data, false);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	(void) sbf_shared_block_exists(rel, newblk);
+
+	/* the new page, whole (linked below) */
+	buf = ReadBuffer(rel, newblk);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xlog = NULL;
+	if (wal)
+	{
+		xlog = GenericXLogStart(rel);
+		page = GenericXLogRegisterBuffer(xlog, buf, GENERIC_XLOG_FULL_IMAGE);
+	}
+	else
+	{
+		START_CRIT_SECTION();
+		page = BufferGetPage(buf);
+	}
+	PageInit(page, BLCKSZ, MAXALIGN(sizeof(SbfPageOpaque)));
+	((PageHeader) page)->pd_lower = SBF_OVERFLOW_START;
+	over = sbf_overflow_header(page);
+	over->magic = SBF_MAGIC_OVERFLOW;
+	over->owner = blkno;
+	if (xlog != NULL)
+		GenericXLogFinish(xlog);
+	else
+	{
+		MarkBufferDirty(buf);
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(buf);
+
+	/*
+	 * linked in the chain, in block order (at its end, unless another
+	 * session gave it a later page meanwhile): a chain's blocks ascend,
+	 * which is how a reader knows it does not loop
+	 */
+	(void) sbf_shared_lock_for_write(rel, meta, blkno, &buf);
+	sbf_chain_lock(rel, BufferGetPage(buf), blkno, BUFFER_LOCK_EXCLUSIVE, true,
+				   &chain);
+	{
+		Buffer		newbuf = ReadBuffer(rel, newblk);
+		Buffer		prev = buf;
+		int			i;
+
+		for (i = 0; i < chain.n && BufferGetBlockNumber(chain.bufs[i]) < newblk; i++)
+			prev = chain.bufs[i];
+		LockBuffer(newbuf, BUFFER_LOCK_EXCLUSIVE);
+		xlog = NULL;
+		if (wal)
+		{
+			xlog = GenericXLogStart(rel);
+			page = GenericXLogRegisterBuffer(xlog, prev, 0);
+			over = sbf_overflow_header(GenericXLogRegisterBuffer(xlog, newbuf, 0));
+		}
+		else
+		{
+			START_CRIT_SECTION();
+			page = BufferGetPage(prev);
+			over = sbf_overflow_header(BufferGetPage(newbuf));
+		}
+		if (prev == buf)
+		{
+			over->next = sbf_page_overflow_link(page)->first;
+			sbf_page_overflow_link(page)->first = newblk;
+		}
+		else
+		{
+			over->next = sbf_overflow_header(page)->next;
+			sbf_overflow_header(page)->next = newblk;
+		}
+		if (xlog != NULL)
+			GenericXLogFinish(xlog);
+		else
+		{
+			MarkBufferDirty(prev);
+			MarkBufferDirty(newbuf);
+			END_CRIT_SECTION();
+		}
+		UnlockReleaseBuffer(newbuf);
+	}
+	sbf_chain_unlock(&chain);
+	UnlockReleaseBuffer(buf);
 }
 
 static int
@@ -780,12 +1224,14 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 	Relation	rel = call->rel;
 	bool		wal = RelationNeedsWAL(rel);
 	BlockNumber blkno = items[0].page;
+	bool		take_chain = false;
 	int			next = 0;
 
 	while (next < n)
 	{
 		Buffer		buf;
-		SbfXidStatus status[SBF_PENDING_MAX];
+		SbfXidStatus own[SBF_PENDING_MAX];
+		SbfXidStatus *status = own;
 		SbfPendingPass pass = {0};
 		Page		page;
 		bool		isnew;
@@ -833,8 +1279,9 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 			else
 				START_CRIT_SECTION();
 			sbf_shared_page_init(page, meta, blkno);
-			sbf_pending_pass(meta, page, status, GetCurrentTransactionId(),
-							 items + next, n - next, answers, &pass);
+			sbf_pending_pass(meta, page, NULL, &status, NULL,
+							 GetCurrentTransactionId(), items + next, n - next,
+							 answers, &pass);
 			if (state != NULL)
 				GenericXLogFinish(state);
 			else
@@ -842,6 +1289,20 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 				MarkBufferDirty(buf);
 				END_CRIT_SECTION();
 			}
+		}
+		else if (take_chain || sbf_page_overflow_link(page)->adds > 0)
+		{
+			/* the page and its chain */
+			SbfChain	chain;
+			SbfXidStatus **statuses;
+
+			sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, true, &chain);
+			statuses = sbf_chain_statuses(rel, page, &chain, own);
+			sbf_chain_pass(rel, buf, &chain, meta, statuses,
+						   GetCurrentTransactionId(), items + next, n - next,
+						   answers, &pass);
+			sbf_chain_statuses_free(statuses, &chain);
+			sbf_chain_unlock(&chain);
 		}
 		else
 		{
@@ -852,8 +1313,9 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 			else
 			{
 				START_CRIT_SECTION();
-				sbf_pending_pass(meta, page, status, GetCurrentTransactionId(),
-								 items + next, n - next, answers, &pass);
+				sbf_pending_pass(meta, page, NULL, &status, NULL,
+								 GetCurrentTransactionId(), items + next, n - next,
+								 answers, &pass);
 				sbf_mark_dirty(buf);
 				END_CRIT_SECTION();
 			}
@@ -861,8 +1323,9 @@ sbf_add_group_pending(SbfAddCall *call, const SbfSharedMeta *meta,
 		UnlockReleaseBuffer(buf);
 		next += pass.done;
 
-		if (pass.full)
-			sbf_pending_full(rel, blkno);
+		take_chain = pass.chain || pass.extend;
+		if (pass.extend)
+			sbf_chain_extend(rel, meta, blkno);
 		if (TransactionIdIsValid(pass.wait))
 			XactLockTableWait(pass.wait, rel, NULL, XLTW_None);
 	}
@@ -927,7 +1390,9 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 				break;
 		}
 		isnew = sbf_shared_lock_for_write(rel, meta, blkno, &buf);
-		if (isnew || !sbf_still_last(call))
+		/* (a page whose chain holds adds is read with it: sbf_add_group) */
+		if (isnew || !sbf_still_last(call) ||
+			(pending && sbf_page_overflow_link(BufferGetPage(buf))->adds > 0))
 		{
 			UnlockReleaseBuffer(buf);
 			break;
@@ -956,8 +1421,8 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 
 	/*
 	 * The changes, in page order; a page whose pass stopped (an open
-	 * transaction's add met, or the page full) ends them: the pages after it
-	 * are left unchanged, to be taken again
+	 * transaction's add met, or the page's room full) ends them: the pages
+	 * after it are left unchanged, to be taken again
 	 */
 	START_CRIT_SECTION();
 	for (p = 0; p < npages; p++)
@@ -982,8 +1447,6 @@ sbf_add_pages_logged(SbfAddCall *call, const SbfSharedMeta *meta,
 
 	if (stopped >= 0)
 	{
-		if (pass[stopped].full)
-			sbf_pending_full(rel, items[first[stopped]].page);
 		wait = pass[stopped].wait;
 		pos = first[stopped] + pass[stopped].done;
 	}
@@ -1006,11 +1469,12 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 					  TransactionId forget)
 {
 	Buffer		buf = sbf_shared_read(rel, blkno, strategy);
-	SbfXidStatus status[SBF_PENDING_MAX];
+	SbfXidStatus own[SBF_PENDING_MAX];
 	SbfPendingPass pass = {0};
 	TransactionId oldest = InvalidTransactionId;
 	TransactionId folded;
 	Page		page;
+	int			a;
 	int			i;
 
 	pass.forget = forget;
@@ -1026,26 +1490,29 @@ sbf_pending_fold_page(Relation rel, const SbfSharedMeta *meta,
 	}
 	sbf_shared_check_page(rel, meta, page, blkno);
 	folded = sbf_page_folded_xid(page);
-	if (sbf_pending_count(page) > 0 ||
+	if (sbf_pending_count(page) > 0 || sbf_page_overflow_link(page)->adds > 0 ||
 		(TransactionIdIsValid(folded) && TransactionIdPrecedes(folded, forget)))
 	{
+		SbfChain	chain;
+		SbfXidStatus **status;
+
 		sbf_xid_cache_begin();
-		sbf_pending_statuses(rel, page, status);
-		if (RelationNeedsWAL(rel))
-			sbf_page_logged(buf, meta, status, InvalidTransactionId,
-							NULL, 0, NULL, &pass);
-		else
+		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_EXCLUSIVE, false, &chain);
+		status = sbf_chain_statuses(rel, page, &chain, own);
+		sbf_chain_pass(rel, buf, &chain, meta, status, InvalidTransactionId,
+					   NULL, 0, NULL, &pass);
+		for (a = 0; a < sbf_chain_areas(&chain); a++)
 		{
-			START_CRIT_SECTION();
-			sbf_pending_pass(meta, page, status, InvalidTransactionId,
-							 NULL, 0, NULL, &pass);
-			MarkBufferDirty(buf);
-			END_CRIT_SECTION();
+			int			n;
+			const SbfPendingAdd *adds = sbf_chain_area_adds(page, &chain, a, &n);
+
+			for (i = 0; i < n; i++)
+				if (!TransactionIdIsValid(oldest) ||
+					TransactionIdPrecedes(adds[i].xid, oldest))
+					oldest = adds[i].xid;
 		}
-		for (i = 0; i < sbf_pending_count(page); i++)
-			if (!TransactionIdIsValid(oldest) ||
-				TransactionIdPrecedes(sbf_pending_adds(page)[i].xid, oldest))
-				oldest = sbf_pending_adds(page)[i].xid;
+		sbf_chain_statuses_free(status, &chain);
+		sbf_chain_unlock(&chain);
 	}
 	folded = sbf_page_folded_xid(page);
 	if (TransactionIdIsValid(folded) &&
@@ -1091,14 +1558,27 @@ sbf_add_call_refresh(SbfAddCall *call)
 	call->nsub = state->nsub;
 }
 
-/* End a call: count what it added in the metapage (shared_grow.c) */
+/*
+ * Count what the call added so far in the metapage (shared_grow.c), where a
+ * growing filter's last sub-filter given its capacity gets the next one:
+ * after each chunk of a large batch, so that its later chunks go to the
+ * new one instead of overfilling the last
+ */
+static void
+sbf_add_call_count(SbfAddCall *call)
+{
+	sbf_shared_count_adds(call->rel, call->added, (int) call->nsub);
+	memset(call->added, 0, sizeof(call->added));
+}
+
+/* End a call: count what it added */
 static void
 sbf_add_call_end(SbfAddCall *call)
 {
 	if (BufferIsValid(call->metabuf))
 		ReleaseBuffer(call->metabuf);
 	call->metabuf = InvalidBuffer;
-	sbf_shared_count_adds(call->rel, call->added, (int) call->nsub);
+	sbf_add_call_count(call);
 }
 
 /*
@@ -1135,6 +1615,10 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 	{
 		Buffer		buf = sbf_shared_pin_existing(rel, blkno);
 		TransactionId wait = InvalidTransactionId;
+		SbfChain	chain;
+		SbfXidStatus own[SBF_PENDING_MAX];
+		SbfXidStatus **status = NULL;
+		SbfPassIndex *index = NULL;
 		Page		page;
 		int			i;
 
@@ -1148,18 +1632,43 @@ sbf_test_group(Relation rel, const SbfSharedMeta *meta, SbfBatchItem *items,
 			return;
 		}
 		sbf_shared_check_page(rel, meta, page, blkno);
+		sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+		/* a chain's adds are indexed once, as an adder's pass does */
+		if (chain.n > 0)
+		{
+			status = sbf_chain_statuses(rel, page, &chain, own);
+			index = sbf_pass_index_alloc(page, &chain);
+			sbf_pass_index_build(meta, page, &chain, status, index);
+		}
 		for (i = 0; i < n && !TransactionIdIsValid(wait); i++)
 		{
 			uint64		state = sbf_line_state(items[i].hash);
+			bool		present;
 
 			if (items[i].page == InvalidBlockNumber)
 				continue;
-			if (sbf_pending_lookup(meta, page, state, &wait))
+			if (index != NULL)
+			{
+				present = sbf_line_probe_state(index->words[sbf_line_of_state(state, SBF_PENDING_LINES)],
+											   meta->hashes, state, false);
+				if (!present)
+					wait = sbf_pass_index_open(index, state);
+			}
+			else
+				present = sbf_pending_lookup(meta, page, &chain, state, &wait);
+			if (present)
 			{
 				answers[items[i].index] = true;
 				items[i].page = InvalidBlockNumber;
 			}
 		}
+		if (index != NULL)
+		{
+			sbf_pass_index_free(index);
+			sbf_chain_statuses_free(status, &chain);
+			index = NULL;
+		}
+		sbf_chain_unlock(&chain);
 		UnlockReleaseBuffer(buf);
 		if (!TransactionIdIsValid(wait))
 			return;
@@ -1378,6 +1887,30 @@ shared_test_and_add_int8(PG_FUNCTION_ARGS)
  */
 #define SBF_BATCH_CHUNK		(1 << 19)
 
+/*
+ * A growing filter's chunks end where its last sub-filter is given its
+ * capacity (at least SBF_GROW_CHUNK_MIN values), so that a batch many times
+ * that capacity grows the filter as it goes, as many calls would
+ */
+#define SBF_GROW_CHUNK_MIN	1024
+
+static int
+sbf_add_call_chunk(SbfAddCall *call)
+{
+	const SbfSubFilter *last;
+	int64		room;
+
+	if (!call->growing)
+		return SBF_BATCH_CHUNK;
+	sbf_add_call_refresh(call);
+	last = &call->sub[call->nsub - 1];
+	room = last->capacity - last->adds;
+	/* (a last sub-filter past its capacity is one that can grow no more) */
+	if (room <= 0)
+		return SBF_BATCH_CHUNK;
+	return (int) Max(SBF_GROW_CHUNK_MIN, Min(room, SBF_BATCH_CHUNK));
+}
+
 /* Interrupts are checked every this many values while hashing */
 #define SBF_HASH_CHECK_EVERY	(1 << 16)
 
@@ -1438,6 +1971,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 	SbfBatchItem *items;
 	bool	   *answers;
 	int			nitems = 0;
+	int			chunk;
 	int			i = 0;
 	ArrayType  *result;
 
@@ -1448,6 +1982,7 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
 	}
 	sbf_add_call_begin(call, rel);
+	chunk = sliding ? SBF_BATCH_CHUNK : sbf_add_call_chunk(call);
 	items = palloc(sizeof(SbfBatchItem) * Min(nelems, SBF_BATCH_CHUNK));
 	/* a sliding filter's items are numbered in the chunk: their arrivals */
 	if (sliding)
@@ -1465,12 +2000,16 @@ shared_test_and_add_array(PG_FUNCTION_ARGS)
 		items[nitems].index = sliding ? nitems : i;
 		if (sliding)
 			index[nitems] = i;
-		if (++nitems == SBF_BATCH_CHUNK)
+		if (++nitems == chunk)
 		{
 			if (sliding)
 				sbf_sliding_add(rel, items, nitems, index, answers, has_at, at);
 			else
+			{
 				sbf_add_items(call, items, nitems, answers);
+				sbf_add_call_count(call);
+				chunk = sbf_add_call_chunk(call);
+			}
 			nitems = 0;
 		}
 		if (i % SBF_HASH_CHECK_EVERY == 0)

@@ -33,11 +33,13 @@
  * every snapshot sees it (its transaction is older than the horizon heap
  * pruning uses): until then it stays pending, so a dump's rows hold what
  * its snapshot saw committed, as its other tables do, and not a batch that
- * committed while it ran.  A page whose room for adds is full of such adds
- * folds them all the same, rather than make adders wait for the oldest
- * snapshot (shared_insert.c); the page's folded xid (format.h) then tells
- * a scan with an older snapshot that the bits hold adds it does not see,
- * and the scan refuses the page (sbf_page_snapshot_block).
+ * committed while it ran.  A page whose room for adds is full keeps more
+ * in its chain of overflow pages (format.h), read with the page by every
+ * function here (the chain is given locked, or NULL).  The page's folded
+ * xid (format.h) tells a scan whose snapshot is older than a fold that the
+ * bits hold adds it does not see (on a standby, whose snapshots the
+ * primary's horizon does not count, or in a copy by VACUUM FULL), and the
+ * scan refuses the page (sbf_page_snapshot_block).
  *
  *-------------------------------------------------------------------------
  */
@@ -128,37 +130,144 @@ sbf_xid_status_cached(TransactionId xid)
 }
 
 /*
+ * An overflow page that is not what its data page's chain says it is: a
+ * damaged chain is an ERROR, never a read outside a page nor a loop
+ */
+static void
+sbf_chain_corrupted(Relation rel, BlockNumber owner, BlockNumber blkno,
+					const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("invalid overflow page %u of page %u in shared filter \"%s\"",
+					blkno, owner, RelationGetRelationName(rel)),
+			 errdetail("%s", what)));
+}
+
+static void
+sbf_chain_check(Relation rel, Page page, BlockNumber owner, BlockNumber blkno)
+{
+	PageHeader	header = (PageHeader) page;
+	const SbfOverflowHeader *over = sbf_overflow_header(page);
+	LocationIndex special = BLCKSZ - MAXALIGN(sizeof(SbfPageOpaque));
+
+	if (PageIsNew(page))
+		sbf_chain_corrupted(rel, owner, blkno, "The page was never written.");
+	if (header->pd_pagesize_version != (BLCKSZ | PG_PAGE_LAYOUT_VERSION) ||
+		header->pd_upper != special || header->pd_special != special ||
+		header->pd_lower < SBF_OVERFLOW_START ||
+		header->pd_lower > SBF_OVERFLOW_START + SBF_OVERFLOW_MAX * SBF_PENDING_BYTES ||
+		(header->pd_lower - SBF_OVERFLOW_START) % SBF_PENDING_BYTES != 0)
+		sbf_chain_corrupted(rel, owner, blkno, "Its page header is not an overflow page's.");
+	if (over->magic != SBF_MAGIC_OVERFLOW || over->owner != owner || over->zero != 0)
+		sbf_chain_corrupted(rel, owner, blkno, "It is not an overflow page of this data page.");
+}
+
+/*
+ * Pin and lock (in mode, as the data page is) the overflow pages of data
+ * page blkno, locked, in chain order: all of them with whole (an adder
+ * looking for room), else only when the chain holds pending adds (a
+ * reader).  A chain is checked page by page as it is followed.
+ */
+void
+sbf_chain_lock(Relation rel, Page page, BlockNumber blkno, int mode,
+			   bool whole, SbfChain *chain)
+{
+	const SbfOverflowLink *link = sbf_page_overflow_link(page);
+	BlockNumber next = link->first;
+	BlockNumber prev = blkno;
+	BlockNumber nblocks;
+
+	chain->n = 0;
+	chain->size = 0;
+	chain->bufs = NULL;
+	if (next == 0 || (!whole && link->adds == 0))
+		return;
+	nblocks = RelationGetNumberOfBlocks(rel);
+	while (next != 0)
+	{
+		Buffer		buf;
+
+		/*
+		 * overflow pages are allocated past the data pages, in ascending
+		 * order, and linked at the chain's end: a chain that goes back
+		 * would loop (and lock a page twice)
+		 */
+		if (next >= nblocks || next <= prev)
+		{
+			sbf_chain_unlock(chain);
+			sbf_chain_corrupted(rel, blkno, next,
+								next >= nblocks ? "The chain links to a page past the end of the relation." :
+								"The chain goes back to an earlier page.");
+		}
+		prev = next;
+		if (chain->n == chain->size)
+		{
+			chain->size = Max(4, chain->size * 2);
+			chain->bufs = chain->bufs == NULL ?
+				palloc(chain->size * sizeof(Buffer)) :
+				repalloc(chain->bufs, chain->size * sizeof(Buffer));
+		}
+		buf = ReadBuffer(rel, next);
+		LockBuffer(buf, mode);
+		chain->bufs[chain->n++] = buf;
+		sbf_chain_check(rel, BufferGetPage(buf), blkno, next);
+		next = sbf_overflow_header(BufferGetPage(buf))->next;
+	}
+}
+
+void
+sbf_chain_unlock(SbfChain *chain)
+{
+	int			i;
+
+	for (i = chain->n - 1; i >= 0; i--)
+		UnlockReleaseBuffer(chain->bufs[i]);
+	if (chain->bufs != NULL)
+		pfree(chain->bufs);
+	chain->n = 0;
+	chain->size = 0;
+	chain->bufs = NULL;
+}
+
+/*
  * Whether the value of line state is present to this session in the page:
  * all its bits set in its line, with the bits of the pending adds of that
  * line that this session counts as present set too (as if they had been
- * folded in, so that the answer does not depend on when they are).  The
- * statuses of the page's pending adds are taken from status when given
- * (shared_insert.c, in a critical section: nothing here can then fail),
+ * folded in, so that the answer does not depend on when they are), those
+ * of the page's chain included (chain locked, or NULL).  The statuses of
+ * the pending adds are taken from status when given (status[area][i],
+ * shared_insert.c, in a critical section: nothing here can then fail),
  * else asked for each pending add of the line.
  */
 bool
-sbf_pending_test(const SbfSharedMeta *meta, Page page, uint64 state,
-				 const SbfXidStatus *status)
+sbf_pending_test(const SbfSharedMeta *meta, Page page, const SbfChain *chain,
+				 uint64 state, SbfXidStatus *const *status)
 {
-	const SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			n = sbf_pending_count(page);
 	uint64		line = sbf_line_of_state(state, SBF_PENDING_LINES);
 	uint64		words[SBF_LINE_WORDS];
+	int			a;
 	int			i;
 
 	Assert(meta->version == SBF_SHARED_LAYOUT_PENDING);
 	memcpy(words, sbf_state_line_words(sbf_page_block(meta, page), state), SBF_LINE_BYTES);
-	for (i = 0; i < n; i++)
+	for (a = 0; a < sbf_chain_areas(chain); a++)
 	{
-		uint64		other = sbf_pending_state(&adds[i]);
-		SbfXidStatus st;
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
 
-		if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
-			continue;
-		st = status ? status[i] : sbf_xid_status(adds[i].xid);
-		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED ||
-			st == SBF_XID_COMMITTED_RECENT)
-			(void) sbf_line_probe_state(words, meta->hashes, other, true);
+		for (i = 0; i < n; i++)
+		{
+			uint64		other = sbf_pending_state(&adds[i]);
+			SbfXidStatus st;
+
+			if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
+				continue;
+			st = status ? status[a][i] : sbf_xid_status(adds[i].xid);
+			if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED ||
+				st == SBF_XID_COMMITTED_RECENT)
+				(void) sbf_line_probe_state(words, meta->hashes, other, true);
+		}
 	}
 	return sbf_line_probe_state(words, meta->hashes, state, false);
 }
@@ -166,17 +275,17 @@ sbf_pending_test(const SbfSharedMeta *meta, Page page, uint64 state,
 /*
  * Copy a data page's block as a reader sees it into dest (SBF_BLOCK_BYTES):
  * in the pending layout, its lines with the pending adds this session sees
- * set in them, and zeros after the lines, as in a row of the table and a
- * snapshot.  Returns how many of its pending adds belong to transactions
- * still open (this one's included).
+ * (its chain's too: locked, or NULL) set in them, and zeros after the
+ * lines, as in a row of the table and a snapshot.  Returns how many of its
+ * pending adds belong to transactions still open (this one's included).
  */
 int
-sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
+sbf_page_visible_block(const SbfSharedMeta *meta, Page page,
+					   const SbfChain *chain, uint8 *dest)
 {
 	const uint8 *block = sbf_page_block(meta, page);
-	const SbfPendingAdd *adds;
 	int			open = 0;
-	int			n;
+	int			a;
 	int			i;
 
 	if (meta->version != SBF_SHARED_LAYOUT_PENDING)
@@ -187,18 +296,22 @@ sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
 	memcpy(dest, block, SBF_PENDING_LINES * SBF_LINE_BYTES);
 	memset(dest + SBF_PENDING_LINES * SBF_LINE_BYTES, 0,
 		   SBF_BLOCK_BYTES - SBF_PENDING_LINES * SBF_LINE_BYTES);
-	adds = sbf_pending_adds(page);
-	n = sbf_pending_count(page);
-	for (i = 0; i < n; i++)
+	for (a = 0; a < sbf_chain_areas(chain); a++)
 	{
-		SbfXidStatus status = sbf_xid_status(adds[i].xid);
-		uint64		state = sbf_pending_state(&adds[i]);
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
 
-		if (status == SBF_XID_OWN || status == SBF_XID_COMMITTED)
-			(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
-										meta->hashes, state, true);
-		if (status == SBF_XID_OWN || status == SBF_XID_IN_PROGRESS)
-			open++;
+		for (i = 0; i < n; i++)
+		{
+			SbfXidStatus status = sbf_xid_status(adds[i].xid);
+			uint64		state = sbf_pending_state(&adds[i]);
+
+			if (status == SBF_XID_OWN || status == SBF_XID_COMMITTED)
+				(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
+											meta->hashes, state, true);
+			if (status == SBF_XID_OWN || status == SBF_XID_IN_PROGRESS)
+				open++;
+		}
 	}
 	return open;
 }
@@ -217,34 +330,37 @@ sbf_page_visible_block(const SbfSharedMeta *meta, Page page, uint8 *dest)
  */
 bool
 sbf_page_snapshot_block(const SbfSharedMeta *meta, Page page,
-						Snapshot snapshot, uint8 *dest)
+						const SbfChain *chain, Snapshot snapshot, uint8 *dest)
 {
-	const SbfPendingAdd *adds;
 	TransactionId folded;
-	int			n;
+	int			a;
 	int			i;
 
 	if (meta->version != SBF_SHARED_LAYOUT_PENDING || snapshot == NULL ||
 		!IsMVCCSnapshot(snapshot))
 	{
-		(void) sbf_page_visible_block(meta, page, dest);
+		(void) sbf_page_visible_block(meta, page, chain, dest);
 		return true;
 	}
 	memcpy(dest, sbf_page_block(meta, page), SBF_PENDING_LINES * SBF_LINE_BYTES);
 	memset(dest + SBF_PENDING_LINES * SBF_LINE_BYTES, 0,
 		   SBF_BLOCK_BYTES - SBF_PENDING_LINES * SBF_LINE_BYTES);
-	adds = sbf_pending_adds(page);
-	n = sbf_pending_count(page);
-	for (i = 0; i < n; i++)
+	for (a = 0; a < sbf_chain_areas(chain); a++)
 	{
-		TransactionId xid = adds[i].xid;
-		uint64		state = sbf_pending_state(&adds[i]);
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
 
-		/* (as HeapTupleSatisfiesMVCC: the snapshot first, then the log) */
-		if (TransactionIdIsCurrentTransactionId(xid) ||
-			(!XidInMVCCSnapshot(xid, snapshot) && TransactionIdDidCommit(xid)))
-			(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
-										meta->hashes, state, true);
+		for (i = 0; i < n; i++)
+		{
+			TransactionId xid = adds[i].xid;
+			uint64		state = sbf_pending_state(&adds[i]);
+
+			/* (as HeapTupleSatisfiesMVCC: the snapshot first, then the log) */
+			if (TransactionIdIsCurrentTransactionId(xid) ||
+				(!XidInMVCCSnapshot(xid, snapshot) && TransactionIdDidCommit(xid)))
+				(void) sbf_line_probe_state(sbf_state_line_words(dest, state),
+											meta->hashes, state, true);
+		}
 	}
 	folded = sbf_page_folded_xid(page);
 	return !TransactionIdIsValid(folded) ||
@@ -257,19 +373,25 @@ sbf_page_snapshot_block(const SbfSharedMeta *meta, Page page,
  * the page's own
  */
 TransactionId
-sbf_page_newest_committed(const SbfSharedMeta *meta, Page page)
+sbf_page_newest_committed(const SbfSharedMeta *meta, Page page,
+						  const SbfChain *chain)
 {
-	const SbfPendingAdd *adds = sbf_pending_adds(page);
 	TransactionId newest = sbf_page_folded_xid(page);
-	int			n = sbf_pending_count(page);
+	int			a;
 	int			i;
 
 	Assert(meta->version == SBF_SHARED_LAYOUT_PENDING);
-	for (i = 0; i < n; i++)
-		if (sbf_xid_status(adds[i].xid) == SBF_XID_COMMITTED &&
-			(!TransactionIdIsValid(newest) ||
-			 TransactionIdFollows(adds[i].xid, newest)))
-			newest = adds[i].xid;
+	for (a = 0; a < sbf_chain_areas(chain); a++)
+	{
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
+
+		for (i = 0; i < n; i++)
+			if (sbf_xid_status(adds[i].xid) == SBF_XID_COMMITTED &&
+				(!TransactionIdIsValid(newest) ||
+				 TransactionIdFollows(adds[i].xid, newest)))
+				newest = adds[i].xid;
+	}
 	return newest;
 }
 
@@ -282,32 +404,37 @@ sbf_page_newest_committed(const SbfSharedMeta *meta, Page page)
  * pending adds of the value's line have their transaction's status asked.
  */
 bool
-sbf_pending_lookup(const SbfSharedMeta *meta, Page page, uint64 state,
-				   TransactionId *wait)
+sbf_pending_lookup(const SbfSharedMeta *meta, Page page, const SbfChain *chain,
+				   uint64 state, TransactionId *wait)
 {
-	const SbfPendingAdd *adds = sbf_pending_adds(page);
-	int			n = sbf_pending_count(page);
 	uint64		line = sbf_line_of_state(state, SBF_PENDING_LINES);
 	uint64	   *bits = sbf_state_line_words(sbf_page_block(meta, page), state);
 	uint64		words[SBF_LINE_WORDS];
 	TransactionId open = InvalidTransactionId;
+	int			a;
 	int			i;
 
 	if (sbf_line_probe_state(bits, meta->hashes, state, false))
 		return true;
 	memcpy(words, bits, SBF_LINE_BYTES);
-	for (i = 0; i < n; i++)
+	for (a = 0; a < sbf_chain_areas(chain); a++)
 	{
-		uint64		other = sbf_pending_state(&adds[i]);
-		SbfXidStatus st;
+		int			n;
+		const SbfPendingAdd *adds = sbf_chain_area_adds(page, chain, a, &n);
 
-		if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
-			continue;
-		st = sbf_xid_status(adds[i].xid);
-		if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED)
-			(void) sbf_line_probe_state(words, meta->hashes, other, true);
-		else if (st == SBF_XID_IN_PROGRESS && other == state)
-			open = adds[i].xid;
+		for (i = 0; i < n; i++)
+		{
+			uint64		other = sbf_pending_state(&adds[i]);
+			SbfXidStatus st;
+
+			if (sbf_line_of_state(other, SBF_PENDING_LINES) != line)
+				continue;
+			st = sbf_xid_status(adds[i].xid);
+			if (st == SBF_XID_OWN || st == SBF_XID_COMMITTED)
+				(void) sbf_line_probe_state(words, meta->hashes, other, true);
+			else if (st == SBF_XID_IN_PROGRESS && other == state)
+				open = adds[i].xid;
+		}
 	}
 	if (sbf_line_probe_state(words, meta->hashes, state, false))
 		return true;

@@ -62,7 +62,15 @@ sbf_contains_in(Relation rel, const SbfSharedMeta *filter,
 		{
 			sbf_shared_check_page(rel, &meta, page, BufferGetBlockNumber(buf));
 			if (meta.version == SBF_SHARED_LAYOUT_PENDING)
-				found = sbf_pending_test(&meta, page, sbf_line_state(hash), NULL);
+			{
+				SbfChain	chain;
+
+				sbf_chain_lock(rel, page, BufferGetBlockNumber(buf),
+							   BUFFER_LOCK_SHARE, false, &chain);
+				found = sbf_pending_test(&meta, page, &chain,
+										 sbf_line_state(hash), NULL);
+				sbf_chain_unlock(&chain);
+			}
 			else
 				found = sbf_page_test(&meta, sbf_page_block(&meta, page), hash);
 		}
@@ -149,8 +157,13 @@ sbf_read_block(Relation rel, const SbfSharedMeta *meta, BlockNumber blkno,
 		written = !PageIsNew(page);
 		if (written)
 		{
+			SbfChain	chain = {0};
+
 			sbf_shared_check_page(rel, meta, page, blkno);
-			*uncommitted += sbf_page_visible_block(meta, page, dest);
+			if (meta->version == SBF_SHARED_LAYOUT_PENDING)
+				sbf_chain_lock(rel, page, blkno, BUFFER_LOCK_SHARE, false, &chain);
+			*uncommitted += sbf_page_visible_block(meta, page, &chain, dest);
+			sbf_chain_unlock(&chain);
 		}
 		UnlockReleaseBuffer(buf);
 	}
