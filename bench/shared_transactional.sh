@@ -29,15 +29,19 @@
 #     page would do otherwise.  Both filters are made new in every one of
 #     LOAD_REPEAT (3) rounds (a CHECKPOINT before each load: every load
 #     starts from the same state; none between a load and its VACUUM), the
-#     order of the kinds alternating; medians of wall time, WAL bytes and
-#     the backend's peak private memory (RssAnon).  Prints per URL net,
+#     order of the kinds alternating; medians of wall time, the backend's
+#     CPU time (where the role may read /proc/self/stat: the machine's
+#     other jobs add less to it), WAL bytes and the backend's peak private
+#     memory (RssAnon).  Prints per URL net,
 #     transactional / transactional => false (the goal of issue 41: within
 #     2x), the fold, and load + fold against the other kind's load.
 #  3. An A/B of the tree against AB_BASE (0138b59, where one transaction
 #     could add at most 79 values to a page): the 1 GB filters of
 #     bench/shared.sh's batches (890M at 1%, transactional, logged, every
 #     page written first, one made by each build), batches of 1,000 as in
-#     part 1, all new and 900 seen, AB_REPEAT (5) rounds of
+#     part 1, all new and 900 seen, also with synchronous_commit = off
+#     (the same WAL, without waiting for the commit's flush, which a shared
+#     disk makes the noisiest part), AB_REPEAT (5) rounds of
 #     SECONDS_PER_RUN, the builds' sbf.so swapped between pgbench runs
 #     (bench/lib.sh, builds_beside), alternating A B / B A; prints ns/URL
 #     net of each and the ratio tree / base (median, and its range over the
@@ -121,10 +125,12 @@ HEAD="\\set b random(0, 999999999) * 1000
 \\set s random(0, 999000)"
 
 declare -A tps
+# run KEY CALL [SETTINGS]: pgbench of SELECT CALL, one client, T seconds,
+# SETTINGS added to PGOPTIONS; adds its calls a second to results KEY
 run() {
 	local key=$1 call=$2 out t
 	printf '%s\nSELECT %s;\n' "$HEAD" "$call" >"$BENCH_TMP/script.sql"
-	out=$(pgbench -n -M prepared -c 1 -T "$T" -f "$BENCH_TMP/script.sql" 2>&1) ||
+	out=$(PGOPTIONS="$PGOPTIONS ${3:-}" pgbench -n -M prepared -c 1 -T "$T" -f "$BENCH_TMP/script.sql" 2>&1) ||
 		die "pgbench failed on $key: $out"
 	t=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out")
 	tps[$key]+="$t "
@@ -184,13 +190,22 @@ done
 psql -c "DROP TABLE tx_logged, tx_unlogged, im_logged, im_unlogged"
 
 # --- 2. a bulk load in one transaction ----------------------------------------
-# load_sql FUNCTION FILTER: the DO block of LOAD_VALUES URLs in chunks of
-# LOAD_CHUNK, each chunk's answers counted (one transaction: no COMMIT)
+# the backend's CPU time in ticks (utime + stime of /proc/self/stat, in
+# 1/CLK_TCK s: what the other jobs of a shared machine do not add to as
+# they do to the wall time), where the role may read it
+CPU="(SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint FROM pg_read_file('/proc/self/stat') s)"
+[ "$(psql -c "SELECT current_setting('is_superuser')")" = on ] || CPU=0
+TICKS=$(getconf CLK_TCK)
+psql -c "DROP TABLE IF EXISTS bench_cpu" -c "CREATE TABLE bench_cpu (key text, ticks bigint)"
+# load_sql FUNCTION FILTER KEY: the DO block of LOAD_VALUES URLs in chunks
+# of LOAD_CHUNK, each chunk's answers counted (one transaction: no COMMIT);
+# it records its CPU time under KEY in bench_cpu
 load_sql() {
 	cat <<SQL
 DO \$\$
 DECLARE
 	n bigint := 0;
+	t0 bigint := $CPU;
 BEGIN
 	FOR c IN 0 .. $(((LOAD_VALUES + LOAD_CHUNK - 1) / LOAD_CHUNK - 1)) LOOP
 		SELECT n + count(*) FILTER (WHERE a) INTO n
@@ -199,6 +214,7 @@ BEGIN
 			FROM generate_series(c::bigint * $LOAD_CHUNK,
 								 least((c + 1)::bigint * $LOAD_CHUNK, $LOAD_VALUES) - 1) g))) a;
 	END LOOP;
+	INSERT INTO bench_cpu VALUES ('$3', $CPU - t0);
 END
 \$\$
 SQL
@@ -234,9 +250,9 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 		for k in $order; do
 			psql -c "CHECKPOINT"
 			case $k in
-				noop) timed load:noop "$(load_sql bench_noop load_tx)" ;;
+				noop) timed load:noop "$(load_sql bench_noop load_tx load:noop)" ;;
 				*)
-					timed "load:$k" "$(load_sql shared_test_and_add "load_$k")"
+					timed "load:$k" "$(load_sql shared_test_and_add "load_$k" "load:$k")"
 					loaded "load_$k" "after the load"
 					# (overflow pages of pending adds, if any, make it grow)
 					LOADED_MB[$k]=$(psql -c "SELECT pg_relation_size('load_$k') / 1048576")
@@ -257,6 +273,13 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 	tx=$(echo "$(per load:tx) - $noop" | bc -l)
 	fold_im=$(per fold:im)
 	fold_tx=$(per fold:tx)
+	# CPU ns/URL: the median of KEY's rounds
+	cpu() {
+		median $(psql -c "SELECT ticks * 1000000000.0 / $TICKS / $LOAD_VALUES FROM bench_cpu WHERE key = '$1'")
+	}
+	cpu_noop=$(cpu load:noop)
+	cpu_im=$(echo "$(cpu load:im) - $cpu_noop" | bc -l)
+	cpu_tx=$(echo "$(cpu load:tx) - $cpu_noop" | bc -l)
 	wal() { echo "$(median ${walb[$1]}) / $LOAD_VALUES" | bc -l; }
 	mb() { echo "$(median ${peak[$1]}) / 1024" | bc -l; }
 	read -r tx_pages tx_size im_pages im_size <<<"$LOAD_SIZES"
@@ -268,6 +291,9 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 	echo "| | transactional => false | transactional | transactional / false |"
 	echo "| --- | --- | --- | --- |"
 	printf '| load, ns/URL net (no-op: %.0f) | %.0f | %.0f | %.2fx |\n' "$noop" "$im" "$tx" "$(echo "$tx / $im" | bc -l)"
+	if [ "$CPU" != 0 ]; then
+		printf '| load, the backend'"'"'s CPU, ns/URL net (no-op: %.0f) | %.0f | %.0f | %.2fx |\n' "$cpu_noop" "$cpu_im" "$cpu_tx" "$(echo "$cpu_tx / $cpu_im" | bc -l)"
+	fi
 	printf '| load, WAL bytes/URL | %.1f | %.1f | |\n' "$(wal load:im)" "$(wal load:tx)"
 	printf '| load, backend peak memory, MB (no-op: %.0f) | %.0f | %.0f | |\n' "$(mb load:noop)" "$(mb load:im)" "$(mb load:tx)"
 	printf '| VACUUM after the load, ns/URL | %.0f | %.0f | |\n' "$fold_im" "$fold_tx"
@@ -278,6 +304,7 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 		"$([ "$(echo "$tx <= 2 * $im" | bc -l)" = 1 ] && echo met || echo missed)" \
 		"$(echo "$tx / $im" | bc -l)" "$(echo "($tx + $fold_tx) / $im" | bc -l)"
 fi
+psql -c "DROP TABLE bench_cpu"
 
 # --- 3. batches of 1,000 against the base build ---------------------------------
 if [ "$AB_BASE" != none ]; then
@@ -299,6 +326,7 @@ if [ "$AB_BASE" != none ]; then
 			for build in $order; do
 				use_build "$build"
 				run "ab_$build:$batch" "shared_test_and_add('ab_$build', $b)"
+				run "ab_$build:${batch}_async" "shared_test_and_add('ab_$build', $b)" "-c synchronous_commit=off"
 			done
 		done
 	done
@@ -310,7 +338,7 @@ if [ "$AB_BASE" != none ]; then
 		local -a base tree noop
 		read -r -a base <<<"${tps[ab_base:$1]}"
 		read -r -a tree <<<"${tps[ab_tree:$1]}"
-		read -r -a noop <<<"${tps[ab_noop:$1]}"
+		read -r -a noop <<<"${tps[ab_noop:${1%_async}]}"
 		for i in "${!noop[@]}"; do
 			echo "(1 / ${tree[$i]} - 1 / ${noop[$i]}) / (1 / ${base[$i]} - 1 / ${noop[$i]})" | bc -l
 		done
@@ -320,12 +348,19 @@ if [ "$AB_BASE" != none ]; then
 	echo
 	echo "| batch of 1,000 | $AB_BASE, ns/URL net | tree, ns/URL net | tree / $AB_BASE | per round, min–max |"
 	echo "| --- | --- | --- | --- | --- |"
-	for batch in new seen90; do
-		base=$(echo "(1 / $(median ${tps[ab_base:$batch]}) - 1 / $(median ${tps[ab_noop:$batch]})) * 1000000" | bc -l)
-		tree=$(echo "(1 / $(median ${tps[ab_tree:$batch]}) - 1 / $(median ${tps[ab_noop:$batch]})) * 1000000" | bc -l)
+	for batch in new seen90 new_async seen90_async; do
+		noop=$(median ${tps[ab_noop:${batch%_async}]})
+		base=$(echo "(1 / $(median ${tps[ab_base:$batch]}) - 1 / $noop) * 1000000" | bc -l)
+		tree=$(echo "(1 / $(median ${tps[ab_tree:$batch]}) - 1 / $noop) * 1000000" | bc -l)
 		mapfile -t ratios < <(round_ratios "$batch" | sort -n)
+		case $batch in
+			new) label="all new" ;;
+			seen90) label="900 seen" ;;
+			new_async) label="all new, synchronous_commit = off" ;;
+			seen90_async) label="900 seen, synchronous_commit = off" ;;
+		esac
 		printf '| %s | %.0f | %.0f | %.2fx | %.2f–%.2f |\n' \
-			"$([ "$batch" = new ] && echo "all new" || echo "900 seen")" "$base" "$tree" \
+			"$label" "$base" "$tree" \
 			"$(echo "$tree / $base" | bc -l)" "${ratios[0]}" "${ratios[-1]}"
 	done
 fi
