@@ -303,6 +303,17 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 	printf '\ntransactional load within 2x of transactional => false: %s (%.2fx; with the fold %.2fx)\n' \
 		"$([ "$(echo "$tx <= 2 * $im" | bc -l)" = 1 ] && echo met || echo missed)" \
 		"$(echo "$tx / $im" | bc -l)" "$(echo "($tx + $fold_tx) / $im" | bc -l)"
+	# each round's ratio, net of its own no-op: the noise
+	read -r -a s_noop <<<"${secs[load:noop]}"
+	read -r -a s_im <<<"${secs[load:im]}"
+	read -r -a s_tx <<<"${secs[load:tx]}"
+	read -r -a s_fold <<<"${secs[fold:tx]}"
+	printf 'each round, load (and load + VACUUM) over the other kind'"'"'s load:'
+	for i in "${!s_noop[@]}"; do
+		printf ' %.2fx (%.2fx)' "$(echo "(${s_tx[$i]} - ${s_noop[$i]}) / (${s_im[$i]} - ${s_noop[$i]})" | bc -l)" \
+			"$(echo "(${s_tx[$i]} + ${s_fold[$i]} - ${s_noop[$i]}) / (${s_im[$i]} - ${s_noop[$i]})" | bc -l)"
+	done
+	echo
 fi
 psql -c "DROP TABLE bench_cpu"
 
