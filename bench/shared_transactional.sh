@@ -47,7 +47,7 @@
 #     net of each and the ratio tree / base (median, and its range over the
 #     rounds: the noise).
 #
-#   bash bench/shared_transactional.sh        # throwaway cluster; ~15 minutes
+#   bash bench/shared_transactional.sh        # throwaway cluster; ~12 minutes
 #   LOAD_VALUES=1000000 AB_REPEAT=3 bash bench/shared_transactional.sh
 #                                             # smaller; LOAD_VALUES=0 or
 #                                             # AB_BASE=none leave a part out
