@@ -275,6 +275,7 @@ if [ "$LOAD_VALUES" -gt 0 ]; then
 	fold_tx=$(per fold:tx)
 	# CPU ns/URL: the median of KEY's rounds
 	cpu() {
+		# shellcheck disable=SC2046
 		median $(psql -c "SELECT ticks * 1000000000.0 / $TICKS / $LOAD_VALUES FROM bench_cpu WHERE key = '$1'")
 	}
 	cpu_noop=$(cpu load:noop)
@@ -346,12 +347,12 @@ if [ "$AB_BASE" != none ]; then
 
 	# the ratio tree / base of each round's net ns/URL (its own no-op)
 	round_ratios() {
-		local -a base tree noop
-		read -r -a base <<<"${tps[ab_base:$1]}"
-		read -r -a tree <<<"${tps[ab_tree:$1]}"
-		read -r -a noop <<<"${tps[ab_noop:${1%_async}]}"
-		for i in "${!noop[@]}"; do
-			echo "(1 / ${tree[$i]} - 1 / ${noop[$i]}) / (1 / ${base[$i]} - 1 / ${noop[$i]})" | bc -l
+		local -a r_base r_tree r_noop
+		read -r -a r_base <<<"${tps[ab_base:$1]}"
+		read -r -a r_tree <<<"${tps[ab_tree:$1]}"
+		read -r -a r_noop <<<"${tps[ab_noop:${1%_async}]}"
+		for i in "${!r_noop[@]}"; do
+			echo "(1 / ${r_tree[$i]} - 1 / ${r_noop[$i]}) / (1 / ${r_base[$i]} - 1 / ${r_noop[$i]})" | bc -l
 		done
 	}
 	echo
