@@ -23,7 +23,7 @@ OBJS = \
 	src/filters/slidingbloom_fit.o \
 	src/filters/slidingbloom_time.o \
 	src/filters/window.o \
-	src/sieve/sieve.o \
+	src/sieve/sieve_flush.o \
 	src/sieve/sieve_chunk.o \
 	src/sieve/sieve_citus.o \
 	src/sieve/sieve_codes.o \

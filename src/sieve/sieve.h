@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * sieve.h
- *	  What the files of the sieve share: sieve_flush (sieve.c) and its
+ *	  What the files of the sieve share: sieve_flush (sieve_flush.c) and its
  *	  Citus side (sieve_citus.c), the compressed seen (sieve_store.c) and
  *	  its SQL functions (sieve_seen.c), the checks of a seen's index
  *	  (sieve_index.c), the sieve_chunk type (sieve_chunk.c).

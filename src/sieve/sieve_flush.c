@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * sieve.c
+ * sieve_flush.c
  *	  sieve_flush(seen, discovered, frontier): the offline sieve.
  *
  * Vigna's "crivello offline" (the flush of the Mercator crawler's URL-seen
