@@ -16,7 +16,9 @@
 #    ROLLBACK PREPARED makes the other's new again;
 # 3. a streaming standby replays big transactions (committed, rolled back,
 #    a savepoint rolled back inside a committed one) and VACUUM with
-#    wal_consistency_checking on the primary, and answers as the primary.
+#    wal_consistency_checking on the primary, and answers as the primary;
+# 4. adds written where a fold dropped others are replayed as they were
+#    written, on the standby and in crash recovery.
 
 use strict;
 use warnings;
@@ -430,6 +432,37 @@ for my $filter ('small', 'frontier')
 			"SELECT md5(shared_bloom_snapshot('$filter')::text)"),
 		"every page of '$filter' on the standby as on the primary");
 }
+
+# 4. Adds after a fold, replayed.  A rolled-back transaction's adds fill a
+# small filter's chain; then one-value calls fold them away and append
+# their own in the same overflow pages, where the dropped adds' bytes were.
+# A crash replays all of it (with wal_consistency_checking, which stops
+# recovery on a page that does not come out as the primary wrote it), and
+# the standby replays it as it goes: each must answer every committed value
+# (on ca08922, 10 of 3,000 were lost in recovery: a dropped add's
+# byte left in the primary's buffer past pd_lower, which redo zeroes)
+$primary->safe_psql('postgres', q{
+	SELECT shared_bloom_create('refill', 1000, 0.01);
+	CHECKPOINT;});
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	SELECT count(*) FROM unnest(shared_test_and_add('refill',
+		ARRAY(SELECT 'b' || g FROM generate_series(1, 3000) g)));
+	ROLLBACK;});
+$primary->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE NOT shared_test_and_add('refill', 'd' || g))
+	  FROM generate_series(1, 3000) g});
+my $missing = q{SELECT count(*) FILTER (WHERE NOT shared_contains('refill', 'd' || g))
+	  FROM generate_series(1, 3000) g};
+is($primary->safe_psql('postgres', $missing), '0',
+	'every value added after the fold is there');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $missing), '0',
+	'and on the standby');
+$primary->stop('immediate');
+$primary->start;
+is($primary->safe_psql('postgres', $missing), '0',
+	'and after crash recovery (with wal_consistency_checking)');
 
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't',
 	'the standby is alive and replaying');

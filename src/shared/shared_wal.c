@@ -167,13 +167,18 @@ sbf_log_delta(Buffer buf, SbfDelta *delta)
 }
 
 /*
- * Apply DELTA's fragments to a page, as generic_redo does: an overflow page
- * is changed in a copy (shared_pending.c), and its buffer then gets exactly
- * the bytes its record holds
+ * Apply DELTA's fragments to a page as generic_redo does, the page's hole
+ * (pd_lower to pd_upper) zeroed after them as generic_redo zeroes it: an
+ * overflow page is changed in a copy (shared_pending.c), and its buffer
+ * then gets exactly the bytes that replaying its record gives, on a
+ * standby and after a crash.  (A fold's dropped adds past pd_lower are in
+ * no fragment: left in the buffer, a later add's fragment, which skips the
+ * bytes it finds unchanged, would differ from the replayed page there.)
  */
 void
 sbf_delta_apply(Page page, const SbfDelta *delta)
 {
+	PageHeader	header = (PageHeader) page;
 	const char *ptr = delta->data;
 	const char *end = delta->data + delta->len;
 
@@ -189,4 +194,7 @@ sbf_delta_apply(Page page, const SbfDelta *delta)
 		memcpy((char *) page + offset, ptr, length);
 		ptr += length;
 	}
+	if (header->pd_lower < header->pd_upper && header->pd_upper <= BLCKSZ)
+		memset((char *) page + header->pd_lower, 0,
+			   header->pd_upper - header->pd_lower);
 }
