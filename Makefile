@@ -63,7 +63,7 @@ REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
-	shared_lock_privileges shared_create shared_transactional shared_growth_waits shared_big_transaction \
+	shared_lock_privileges shared_create shared_transactional shared_prepared shared_growth_waits shared_big_transaction \
 	sieve_compressed_concurrency shared_sliding_concurrency sieve_reader_privileges
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1

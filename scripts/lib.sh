@@ -91,14 +91,19 @@ init_server() {
 
 # run_server DIR PORT [pg_ctl options...]: start the cluster of DIR/data
 # (made by init_server, or a base backup) on a socket in DIR on PORT, its
-# log in DIR/server.log
+# log in DIR/server.log.  It allows prepared transactions (the isolation
+# spec shared_prepared runs them) unless SBF_SERVER_DEFAULTS is set: then
+# every setting but the port and the socket keeps initdb's default, as on
+# a server a user just made (scripts/test-matrix.sh runs the suite so on
+# one major).
 run_server() {
-	local dir=$1 port=$2
+	local dir=$1 port=$2 settings
 	shift 2
+	settings="-p $port -k $dir -c listen_addresses=''"
+	[ -n "${SBF_SERVER_DEFAULTS:-}" ] ||
+		settings+=" -c max_worker_processes=8 -c max_parallel_workers=4 -c max_prepared_transactions=10"
 	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -t 600 \
-		-l "$dir/server.log" "$@" \
-		-o "-p $port -k $dir -c listen_addresses='' -c max_worker_processes=8 -c max_parallel_workers=4 -c max_prepared_transactions=10" \
-		start >/dev/null \
+		-l "$dir/server.log" "$@" -o "$settings" start >/dev/null \
 		|| { cat "$dir/server.log" >&2; die "the server in $dir did not start"; }
 }
 

@@ -12,7 +12,11 @@
 #            Debian 12, and its source is not served
 #   18       the whole suite on PostgreSQL 18, built once per machine from
 #            Debian's source package (scripts/build-postgres.sh 18), with
-#            pg_upgrade from the machine's 15 (t/070_pg_upgrade.pl); t/060
+#            pg_upgrade from the machine's 15 (t/070_pg_upgrade.pl);
+#            pg_regress and isolation run against a server with initdb's
+#            default settings (no prepared transactions: the spec
+#            shared_prepared has an alternative output for that), as
+#            `make installcheck` does against a user's own server; t/060
 #            and t/061 run if Citus is installed into it (sbf does
 #            not build Citus)
 #   package  the Debian package built, installed and tried
@@ -98,7 +102,7 @@ part_18() {
 	# and what the suite needs besides
 	ensure_packages "${SBF_TEST_PACKAGES[@]}"
 	PG_CONFIG=$SYSTEM_PG_CONFIG build_and_install WERROR=1
-	PG_CONFIG=$bindir/pg_config PG_BINDIR=$bindir \
+	PG_CONFIG=$bindir/pg_config PG_BINDIR=$bindir SBF_SERVER_DEFAULTS=1 \
 		SBF_UPGRADE_FROM=$("$SYSTEM_PG_CONFIG" --bindir | sed 's|/bin$||') \
 		bash "$SBF_ROOT/scripts/test.sh"
 }
