@@ -70,8 +70,6 @@ TAP_TESTS = 1
 
 # src/ has a folder per subsystem (docs/architecture.md); a file includes
 # another's header by its name
-# src/ has a folder per subsystem (docs/architecture.md); a file includes
-# another's header by its name
 SBF_DIRS = common filters shared sieve simhash url
 PG_CPPFLAGS = $(addprefix -I$(srcdir)/src/,$(SBF_DIRS))
 # url.c parses with uriparser and writes IDN hosts in ASCII with libidn2;
@@ -95,6 +93,15 @@ src/.pg-build: FORCE
 EXTRA_CLEAN = src/.pg-build
 
 $(OBJS): src/.pg-build $(wildcard $(srcdir)/src/*/*.h)
+
+# The PGXN archive, sbf-VERSION.zip (VERSION from META.json): the files of
+# the commit checked out, under sbf-VERSION/, less those .gitattributes
+# marks export-ignore (scripts/test-dist.sh builds and tests it unpacked)
+SBF_VERSION = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' $(srcdir)/META.json | head -n 1)
+.PHONY: dist
+dist:
+	git -C $(srcdir) archive --format zip --prefix=sbf-$(SBF_VERSION)/ \
+		-o $(abspath sbf-$(SBF_VERSION).zip) HEAD
 
 # PGXS runs the TAP tests only as part of installcheck; this runs them alone
 .PHONY: prove_installcheck

@@ -21,6 +21,8 @@
 #            not build Citus)
 #   package  the Debian package built, installed and tried
 #            (scripts/test-package.sh)
+#   dist     the PGXN archive (make dist) checked and the whole suite run
+#            from it unpacked (scripts/test-dist.sh)
 #
 # As root, like scripts/test.sh.  Each part says how long it took; the run
 # ends with one line, "N passed, N failed", over all of them, and exits
@@ -107,14 +109,18 @@ part_18() {
 		bash "$SBF_ROOT/scripts/test.sh"
 }
 
+part_dist() {
+	PG_CONFIG=$SYSTEM_PG_CONFIG PG_BINDIR= bash "$SBF_ROOT/scripts/test-dist.sh"
+}
+
 part_package() {
 	PG_CONFIG=$SYSTEM_PG_CONFIG PG_BINDIR= bash "$SBF_ROOT/scripts/test-package.sh"
 }
 
 for part in "${PARTS[@]}"; do
 	case $part in
-		15 | 17 | 18 | package) run_part "$part" "part_$part" ;;
-		*) die "unknown part $part (15, 17, 18 or package)" ;;
+		15 | 17 | 18 | package | dist) run_part "$part" "part_$part" ;;
+		*) die "unknown part $part (15, 17, 18, package or dist)" ;;
 	esac
 done
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The PGXN archive as a user gets it: `make dist` makes sbf-VERSION.zip of
+# the commit checked out; this checks that the release's version is the
+# same everywhere it is written, that the archive holds exactly the
+# commit's files (less what .gitattributes leaves out), and then runs the
+# whole suite, scripts/test.sh, from the unpacked archive: it builds,
+# installs and tests without git and without the clone beside it.
+#
+#   bash scripts/test-dist.sh
+#
+# As root, like scripts/test.sh, in a git clone.  Ends with "N passed,
+# N failed" (the suite's, plus one for the versions and one for the
+# archive's files).
+. "$(dirname "$0")/lib.sh"
+
+command -v git >/dev/null || die "git is needed to make the archive"
+ensure_packages unzip
+
+passed=0
+failed=0
+check() {
+	if [ "$1" -eq 0 ]; then
+		echo "ok: $2"
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# One version: default_version of sbf.control (1.1) is META.json's (1.1.0)
+# less its patch number, and debian/changelog's first entry and
+# CHANGELOG.md's first section say the same
+control=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SBF_ROOT/sbf.control")
+meta=$(sed -n 's/^   "version": "\(.*\)",$/\1/p' "$SBF_ROOT/META.json" | head -n 1)
+provides=$(sed -n 's/^         "version": "\(.*\)"$/\1/p' "$SBF_ROOT/META.json" | head -n 1)
+deb=$(sed -n '1s/^sbf (\([^)]*\)).*/\1/p' "$SBF_ROOT/debian/changelog")
+changelog=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$SBF_ROOT/CHANGELOG.md" | head -n 1)
+echo "versions: sbf.control $control, META.json $meta (provides $provides), debian/changelog $deb, CHANGELOG.md $changelog"
+[ -n "$control" ] && [ "$meta" = "$control.0" ] && [ "$provides" = "$meta" ] &&
+	[ "$deb" = "$meta" ] && [ "$changelog" = "$control" ]
+check $? "one version, $meta, in sbf.control, META.json, debian/changelog and CHANGELOG.md"
+
+WORK=$(mktemp -d /tmp/sbf-dist.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+ZIP=sbf-$meta.zip
+make -C "$SBF_ROOT" -s dist >/dev/null || die "make dist failed"
+mv "$SBF_ROOT/$ZIP" "$WORK/"
+say "$ZIP: $(du -h "$WORK/$ZIP" | cut -f1)"
+
+# The archive's files are the commit's, under sbf-VERSION/
+unzip -q "$WORK/$ZIP" -d "$WORK/unpacked"
+(cd "$WORK/unpacked" && find . -type f | sed 's|^\./||' | sort) >"$WORK/archive.list"
+git -C "$SBF_ROOT" ls-files | grep -vE '^\.ci/' | sed "s|^|sbf-$meta/|" | sort >"$WORK/commit.list"
+diff "$WORK/commit.list" "$WORK/archive.list"
+check $? "$ZIP holds the commit's files under sbf-$meta/, .ci/ left out"
+
+# The whole suite, from the unpacked archive
+rc=0
+bash "$WORK/unpacked/sbf-$meta/scripts/test.sh" 2>&1 | tee "$WORK/suite.log" || rc=$?
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$WORK/suite.log" | tail -n 1)
+if [ -n "$line" ]; then
+	passed=$((passed + ${line%% passed*}))
+	f=${line#*passed, }
+	failed=$((failed + ${f%% failed*}))
+fi
+[ -n "$line" ] && [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
