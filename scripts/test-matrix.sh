@@ -6,6 +6,11 @@
 #
 #   15       the whole suite on the machine's own PostgreSQL 15 (what
 #            scripts/test.sh alone runs)
+#   16       the whole suite on a PostgreSQL 16 at hand (no registry here
+#            serves 16's source or headers), with pg_upgrade from the
+#            machine's 15: SBF_PG16_CONFIG names its pg_config (a server
+#            configured with --enable-tap-tests, pg_regress and the
+#            isolation tester installed); not in CI's default parts
 #   17       sbf compiled with -Werror (and the fuzzer's files) against
 #            PostgreSQL 17's server headers (Debian 13's postgresql-server-dev-17, unpacked by
 #            scripts/build-postgres.sh --headers 17): no 17 server runs on
@@ -97,16 +102,34 @@ part_17() {
 	compile_against "$server"
 }
 
-part_18() {
-	local bindir
-	bindir=$(bash "$SBF_ROOT/scripts/build-postgres.sh" 18) || { echo "0 passed, 1 failed"; return 1; }
+# suite_with_upgrade BINDIR [env...]: the whole suite on the PostgreSQL of
+# BINDIR, with pg_upgrade to it from the machine's 15
+suite_with_upgrade() {
+	local bindir=$1
+	shift
 	# the old side of pg_upgrade's test: sbf in the machine's PostgreSQL 15,
 	# and what the suite needs besides
 	ensure_packages "${SBF_TEST_PACKAGES[@]}"
 	PG_CONFIG=$SYSTEM_PG_CONFIG build_and_install WERROR=1
-	PG_CONFIG=$bindir/pg_config PG_BINDIR=$bindir SBF_SERVER_DEFAULTS=1 \
-		SBF_UPGRADE_FROM=$("$SYSTEM_PG_CONFIG" --bindir | sed 's|/bin$||') \
+	env "$@" PG_CONFIG="$bindir/pg_config" PG_BINDIR="$bindir" \
+		SBF_UPGRADE_FROM="$("$SYSTEM_PG_CONFIG" --bindir | sed 's|/bin$||')" \
 		bash "$SBF_ROOT/scripts/test.sh"
+}
+
+part_16() {
+	local config=${SBF_PG16_CONFIG:-}
+	if [ -z "$config" ] || ! "$config" --version | grep -q '^PostgreSQL 16'; then
+		echo "part 16 needs SBF_PG16_CONFIG, the pg_config of a PostgreSQL 16 built with --enable-tap-tests"
+		echo "0 passed, 1 failed"
+		return 1
+	fi
+	suite_with_upgrade "$("$config" --bindir)"
+}
+
+part_18() {
+	local bindir
+	bindir=$(bash "$SBF_ROOT/scripts/build-postgres.sh" 18) || { echo "0 passed, 1 failed"; return 1; }
+	suite_with_upgrade "$bindir" SBF_SERVER_DEFAULTS=1
 }
 
 part_dist() {
@@ -119,8 +142,8 @@ part_package() {
 
 for part in "${PARTS[@]}"; do
 	case $part in
-		15 | 17 | 18 | package | dist) run_part "$part" "part_$part" ;;
-		*) die "unknown part $part (15, 17, 18, package or dist)" ;;
+		15 | 16 | 17 | 18 | package | dist) run_part "$part" "part_$part" ;;
+		*) die "unknown part $part (15, 16, 17, 18, package or dist)" ;;
 	esac
 done
 
