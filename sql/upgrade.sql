@@ -1,6 +1,7 @@
 --
 -- Upgrades: version 1.0, as released, updated to 1.1 has exactly the
--- objects of a fresh 1.1 install, with the same definitions and comments.
+-- objects of a fresh 1.1 install, with the same definitions and comments,
+-- and both released scripts are as they were released.
 -- This test runs first, while the database holds nothing that depends on
 -- the extension.
 --
@@ -62,6 +63,12 @@ FROM released;
 ALTER EXTENSION sbf UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'sbf';
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.sbf_objects();
+
+-- The released 1.1 (1.0 and sbf--1.0--1.1.sql, frozen since) has these
+-- objects, whose fingerprint would change if sbf--1.0--1.1.sql did
+SELECT count(*) AS objects,
+	   md5(string_agg(object || definition || coalesce(comment, ''), ',' ORDER BY object)) AS fingerprint
+FROM updated;
 
 DROP EXTENSION sbf;
 CREATE EXTENSION sbf;
