@@ -76,7 +76,9 @@ PG_CPPFLAGS = $(addprefix -I$(srcdir)/src/,$(SBF_DIRS))
 # bind calls inside sbf.so to sbf's own functions, never to a postgres symbol
 # of the same name (postgres exports e.g. bloom_create from lib/bloomfilter.c)
 SHLIB_LINK = -Wl,-Bsymbolic -luriparser -lidn2
-PG_CFLAGS = -std=gnu99 -Wall -Wextra -Wno-unused-parameter \
+# sbf is C99; PostgreSQL 19's headers need C11 (MAJORVERSION comes from PGXS)
+SBF_STD = $(if $(filter 15 16 17 18,$(MAJORVERSION)),gnu99,gnu11)
+PG_CFLAGS = -std=$(SBF_STD) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(if $(WERROR),-Werror)
 
 PG_CONFIG ?= pg_config

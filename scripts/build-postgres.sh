@@ -7,7 +7,8 @@
 #
 # The source comes through this machine's own apt configuration: the
 # archive URI that /etc/apt already uses for Debian's main suite, with a
-# suite that serves MAJOR's source package (18: unstable), in a private apt
+# suite that serves MAJOR's source package (18: unstable) or its headers
+# package (17: trixie; 19: experimental), in a private apt
 # state directory so that the system's lists are left as they were.  apt
 # checks every file against the suite's signed index, as `apt-get source`
 # always does.  No mirror is named here.
@@ -21,11 +22,13 @@
 # A finished install is marked by a file "built" in that directory; a later
 # call only prints its bin directory.  The build log stays beside it.
 #
-# --headers: for a major whose source is not served (17) but whose binary
-# packages are (Debian 13's postgresql-server-dev-17), only the server's
-# headers, unpacked from that package (never installed: its binaries need
-# a newer C library) under ${SBF_PG_CACHE}/server-dev-VERSION; the matrix
-# compiles sbf against them.
+# --headers: for a major whose source is not served but whose binary
+# packages are (17: Debian 13's postgresql-server-dev-17; 19: the release
+# candidate's postgresql-server-dev-19 in Debian's experimental suite), only
+# the server's headers, unpacked from that package (never installed: its
+# binaries need a newer C library) under ${SBF_PG_CACHE}/server-dev-VERSION,
+# VERSION being the upstream one without its "~" (19~rc1-1: 19rc1); the
+# matrix compiles sbf against them.
 . "$(dirname "$0")/lib.sh"
 
 HEADERS=
@@ -41,7 +44,8 @@ CACHE=${SBF_PG_CACHE:-/var/cache/sbf}
 if [ -n "$HEADERS" ]; then
 	case $MAJOR in
 		17) SUITES="trixie" ;;
-		*) die "no headers package of PostgreSQL $MAJOR is known (the matrix takes 17's)" ;;
+		19) SUITES="experimental" ;;
+		*) die "no headers package of PostgreSQL $MAJOR is known (the matrix takes 17's and 19's)" ;;
 	esac
 else
 	case $MAJOR in
@@ -51,7 +55,7 @@ else
 fi
 
 # A finished build or unpacking of any release of MAJOR is used as it is
-for dir in "$CACHE"/postgresql-"$MAJOR".* "$CACHE"/server-dev-"$MAJOR".*; do
+for dir in "$CACHE"/postgresql-"$MAJOR".* "$CACHE"/server-dev-"$MAJOR"[.a-z]*; do
 	[ -f "$dir/built" ] || continue
 	if [ -n "$HEADERS" ] && [ -d "$dir/server" ]; then
 		echo "$dir/server"
@@ -111,7 +115,9 @@ fetch() {
 if [ -n "$HEADERS" ]; then
 	fetch deb download "postgresql-server-dev-$MAJOR"
 	deb=$(ls "$APT"/files/postgresql-server-dev-"$MAJOR"_*.deb | head -n 1)
-	VERSION=$(dpkg-deb -f "$deb" Version | sed -E 's/^([0-9.]+).*/\1/')
+	# 17.12-1 is 17.12, and a release candidate's 19~rc1-1 is 19rc1 (as
+	# PostgreSQL names it): the directory is found again by MAJOR[.a-z]
+	VERSION=$(dpkg-deb -f "$deb" Version | sed -E 's/^([0-9.]+)(~([a-z0-9]+))?.*/\1\3/')
 	DEST=$CACHE/server-dev-$VERSION
 	rm -rf "$DEST"
 	mkdir -p "$DEST/root"

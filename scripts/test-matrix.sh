@@ -2,7 +2,7 @@
 # The version matrix: sbf on every supported PostgreSQL major, and as a
 # Debian package.
 #
-#   bash scripts/test-matrix.sh [PART...]      default: 15 17 18 package
+#   bash scripts/test-matrix.sh [PART...]      default: 15 17 18 19 package
 #
 #   15       the whole suite on the machine's own PostgreSQL 15 (what
 #            scripts/test.sh alone runs)
@@ -24,6 +24,10 @@
 #            `make installcheck` does against a user's own server; t/060
 #            and t/061 run if Citus is installed into it (sbf does
 #            not build Citus)
+#   19       as 17, against PostgreSQL 19's release candidate (Debian
+#            experimental's postgresql-server-dev-19, unpacked by
+#            scripts/build-postgres.sh --headers 19), with -std=gnu11 as
+#            19's headers need: no 19 server runs on Debian 12
 #   package  the Debian package built, installed and tried
 #            (scripts/test-package.sh)
 #   dist     the PGXN archive (make dist) checked and the whole suite run
@@ -35,7 +39,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PARTS=("$@")
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(15 17 18 package)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(15 17 18 19 package)
 SYSTEM_PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 
 passed=0
@@ -68,11 +72,12 @@ run_part() {
 		$((($(date +%s) - start) / 60)) $((($(date +%s) - start) % 60)))")
 }
 
-# compile_against HEADERS: every file of src/ with the server's warnings,
-# sbf's own and -Werror, and the fuzzer's files as t/013_fuzz.pl builds
-# them (-w); one test per file
+# compile_against HEADERS STD: every file of src/ with the server's
+# warnings, sbf's own and -Werror, and the fuzzer's files as t/013_fuzz.pl
+# builds them (-w), in C dialect STD (gnu99, or gnu11 from 19 on, as the
+# Makefile chooses); one test per file
 compile_against() {
-	local server=$1 f ok=0 bad=0 cflags flags
+	local server=$1 std=$2 f ok=0 bad=0 cflags flags
 	cflags=$("$SYSTEM_PG_CONFIG" --cflags)
 	for f in "$SBF_ROOT"/src/*.c "$SBF_ROOT"/src/*/*.c "$SBF_ROOT"/test/fuzz/*.c; do
 		case $f in
@@ -80,7 +85,7 @@ compile_against() {
 			*) flags="$cflags -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror" ;;
 		esac
 		# shellcheck disable=SC2086
-		if gcc $flags -std=gnu99 -fsyntax-only \
+		if gcc $flags -std="$std" -fsyntax-only \
 			$(printf -- '-I%s ' "$SBF_ROOT"/src/*/) -I"$server" -I"$(dirname "$server")" "$f"; then
 			ok=$((ok + 1))
 		else
@@ -99,7 +104,13 @@ part_15() {
 part_17() {
 	local server
 	server=$(bash "$SBF_ROOT/scripts/build-postgres.sh" --headers 17) || { echo "0 passed, 1 failed"; return 1; }
-	compile_against "$server"
+	compile_against "$server" gnu99
+}
+
+part_19() {
+	local server
+	server=$(bash "$SBF_ROOT/scripts/build-postgres.sh" --headers 19) || { echo "0 passed, 1 failed"; return 1; }
+	compile_against "$server" gnu11
 }
 
 # suite_with_upgrade BINDIR [env...]: the whole suite on the PostgreSQL of
@@ -142,8 +153,8 @@ part_package() {
 
 for part in "${PARTS[@]}"; do
 	case $part in
-		15 | 16 | 17 | 18 | package | dist) run_part "$part" "part_$part" ;;
-		*) die "unknown part $part (15, 16, 17, 18, package or dist)" ;;
+		15 | 16 | 17 | 18 | 19 | package | dist) run_part "$part" "part_$part" ;;
+		*) die "unknown part $part (15, 16, 17, 18, 19, package or dist)" ;;
 	esac
 done
 

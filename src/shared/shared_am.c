@@ -196,7 +196,7 @@ sbf_scan_next_block(SbfScanDesc scan, ScanDirection direction)
 		elog(ERROR, "a parallel scan of a shared filter only goes forwards");
 	if (!scan->started)
 	{
-		table_block_parallelscan_startblock_init(rel, &scan->pbw, pbscan);
+		table_block_parallelscan_startblock_init_compat(rel, &scan->pbw, pbscan);
 		scan->started = true;
 	}
 	return table_block_parallelscan_nextpage(rel, &scan->pbw, pbscan);
@@ -546,7 +546,8 @@ sbf_check_not_replicated(Relation rel)
 
 static void
 sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
-				 int options, struct BulkInsertStateData *bistate)
+				 SbfTableInsertOptions options,
+				 struct BulkInsertStateData *bistate)
 {
 	int			page_att;
 	int			data_att;
@@ -569,7 +570,8 @@ sbf_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 
 static void
 sbf_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
-				 CommandId cid, int options, struct BulkInsertStateData *bistate)
+				 CommandId cid, SbfTableInsertOptions options,
+				 struct BulkInsertStateData *bistate)
 {
 	int			i;
 
@@ -679,7 +681,7 @@ sbf_relation_copy_data(Relation rel, const RelFileLocator *newrlocator)
 static void
 sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  Relation OldIndex, bool use_sort,
-							  TransactionId OldestXmin,
+							  TransactionId OldestXmin SBF_CLUSTER_SNAPSHOT_ARG,
 							  TransactionId *xid_cutoff,
 							  MultiXactId *multi_cutoff,
 							  double *num_tuples, double *tups_vacuumed,
@@ -689,6 +691,19 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	SbfSharedState state;
 	BufferAccessStrategy strategy;
 	uint64		blkno;
+
+	/*
+	 * REPACK (CONCURRENTLY) would copy the pages as of its snapshot and then
+	 * replay what logical decoding saw change since: a filter changes
+	 * through generic WAL, which decoding does not see, so the adds made
+	 * during the copy would be lost
+	 */
+	if (sbf_cluster_snapshot != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shared filters do not support REPACK (CONCURRENTLY)"),
+				 errdetail("A shared filter changes through generic WAL, which logical decoding does not see: values added during the copy would be lost."),
+				 errhint("Use REPACK without CONCURRENTLY, or VACUUM FULL.")));
 
 	*num_tuples = 0;
 	*tups_vacuumed = 0;
@@ -767,7 +782,7 @@ sbf_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
  * half autovacuum_freeze_max_age old, and the next is that far away.
  */
 static void
-sbf_relation_vacuum(Relation rel, struct VacuumParams *params,
+sbf_relation_vacuum(Relation rel, SBF_VACUUM_PARAMS *params,
 					BufferAccessStrategy bstrategy)
 {
 	TransactionId frozen = GetOldestNonRemovableTransactionId(rel);
@@ -839,9 +854,7 @@ sbf_scan_analyze_next_block(SBF_ANALYZE_NEXT_BLOCK_ARGS)
 }
 
 static bool
-sbf_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
-							double *liverows, double *deadrows,
-							TupleTableSlot *slot)
+sbf_scan_analyze_next_tuple(SBF_ANALYZE_NEXT_TUPLE_ARGS)
 {
 	return false;
 }
@@ -850,7 +863,7 @@ sbf_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
  * What has no meaning for a shared filter
  */
 static struct IndexFetchTableData *
-sbf_index_fetch_begin(Relation rel)
+sbf_index_fetch_begin(SBF_INDEX_FETCH_BEGIN_ARGS)
 {
 	sbf_am_unsupported("indexes");
 	return NULL;
@@ -884,7 +897,7 @@ sbf_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 
 static void
 sbf_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
-							 CommandId cid, int options,
+							 CommandId cid, SbfTableInsertOptions options,
 							 struct BulkInsertStateData *bistate,
 							 uint32 specToken)
 {
@@ -899,19 +912,14 @@ sbf_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 }
 
 static TM_Result
-sbf_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
-				 Snapshot snapshot, Snapshot crosscheck, bool wait,
-				 TM_FailureData *tmfd, bool changingPart)
+sbf_tuple_delete(SBF_TUPLE_DELETE_ARGS)
 {
 	sbf_am_unsupported("DELETE");
 	return TM_Invisible;
 }
 
 static TM_Result
-sbf_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
-				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
-				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
-				 TU_UpdateIndexes *update_indexes)
+sbf_tuple_update(SBF_TUPLE_UPDATE_ARGS)
 {
 	sbf_am_unsupported("UPDATE");
 	return TM_Invisible;

@@ -137,7 +137,7 @@ static ArrayType *
 sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnulls)
 {
 	int			ndim = ARR_NDIM(values);
-	const bits8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
+	const uint8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
 	Size		overhead = nulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
 	ArrayType  *result = (ArrayType *) palloc0(overhead + (n - nnulls));
 	char	   *data = (char *) result + overhead;	/* after header and bitmap */

@@ -380,7 +380,7 @@ sbf_adds_statuses(Relation rel, const SbfPendingAdd *adds, int n,
 			continue;
 		if (*horizon == NULL)
 			*horizon = GlobalVisTestFor(rel);
-		if (!GlobalVisTestIsRemovableXid(*horizon, adds[i].xid))
+		if (!GlobalVisTestIsRemovableXid_compat(*horizon, adds[i].xid))
 			status[i] = SBF_XID_COMMITTED_RECENT;
 	}
 }

@@ -127,7 +127,7 @@ sbf_init_fork_page(char *page, const SbfSharedMeta *meta,
 	}
 	sbf_shared_meta_page_init((Page) page, meta, &initial,
 							  sliding ? &initial_sliding : NULL);
-	PageSetChecksumInplace((Page) page, SBF_METAPAGE_BLKNO);
+	PageSetChecksum((Page) page, SBF_METAPAGE_BLKNO);
 }
 
 /*

@@ -71,7 +71,7 @@
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_publication.h"
 #include "catalog/pg_type.h"
-#include "commands/cluster.h"
+#include SBF_REPACK_H			/* commands/cluster.h before 19 */
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
@@ -486,20 +486,21 @@ sieve_store_merge_finish(SieveStoreMerge *merge)
 /*
  * The publications that publish seen's changes: those that list it or a
  * partitioned table it is a partition of, those of their schemas, and
- * those FOR ALL TABLES (as the relcache's publication descriptor gathers
- * them).  None for an unlogged or temporary table, which no publication
- * carries.
+ * those FOR ALL TABLES that do not leave it (or its top-most ancestor)
+ * out (as the relcache's publication descriptor gathers them).  None for
+ * an unlogged or temporary table, which no publication carries.
  */
 static List *
 seen_publications(Relation seen)
 {
 	Oid			relid = RelationGetRelid(seen);
+	Oid			top = relid;
 	List	   *publications;
 	ListCell   *lc;
 
 	if (!is_publishable_relation(seen))
 		return NIL;
-	publications = GetRelationPublications(relid);
+	publications = GetRelationIncludedPublications(relid);
 	publications = list_concat_unique_oid(publications,
 										  GetSchemaPublications(RelationGetNamespace(seen)));
 	if (seen->rd_rel->relispartition)
@@ -511,12 +512,13 @@ seen_publications(Relation seen)
 			Oid			ancestor = lfirst_oid(lc);
 
 			publications = list_concat_unique_oid(publications,
-												  GetRelationPublications(ancestor));
+												  GetRelationIncludedPublications(ancestor));
 			publications = list_concat_unique_oid(publications,
 												  GetSchemaPublications(get_rel_namespace(ancestor)));
 		}
+		top = llast_oid(ancestors);
 	}
-	return list_concat_unique_oid(publications, GetAllTablesPublications());
+	return list_concat_unique_oid(publications, sbf_all_tables_publications(top));
 }
 
 /*
@@ -729,8 +731,8 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 	/* again: the user's triggers on discovered and frontier have run since */
 	sieve_store_check_rewritable(merge->seen, caller);
 	warn_decoding_slots(merge->seen, caller);
-	finish_heap_swap(seen, merge->new_heap, false, false, false, true,
-					 RecentXmin, ReadNextMultiXactId(), relpersistence);
+	finish_heap_swap_compat(seen, merge->new_heap, false, false, false, true,
+							RecentXmin, ReadNextMultiXactId(), relpersistence);
 	elog(DEBUG1, "sieve: compressed seen relation \"%s\" rewritten: " UINT64_FORMAT " signatures in " UINT64_FORMAT " chunks, " UINT64_FORMAT " new",
 		 RelationGetRelationName(merge->seen), merge->writer.signatures,
 		 merge->writer.chunks, merge->added);

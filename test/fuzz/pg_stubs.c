@@ -95,6 +95,8 @@ pg_detoast_datum_packed(struct varlena *datum)
 	return datum;
 }
 
+#if PG_VERSION_NUM < 190000
+/* (PostgreSQL 19: pg_popcount64 is inline) */
 static int
 popcount64(uint64 word)
 {
@@ -102,6 +104,7 @@ popcount64(uint64 word)
 }
 
 int			(*pg_popcount64) (uint64 word) = popcount64;
+#endif
 
 static uint64
 popcount_bytes(const char *buf, int bytes)
@@ -130,8 +133,18 @@ popcount_bytes(const char *buf, int bytes)
 #define ONES6(n) ONES4(n), ONES4(n + 1), ONES4(n + 1), ONES4(n + 2)
 const uint8 pg_number_of_ones[256] = {ONES6(0), ONES6(1), ONES6(1), ONES6(2)};
 
-/* (the run-time probe's macro is TRY_POPCNT_FAST in 17, TRY_POPCNT_X86_64 from 18) */
-#if defined(TRY_POPCNT_X86_64) || defined(TRY_POPCNT_FAST)
+/*
+ * (the run-time probe's macro is TRY_POPCNT_FAST in 17, TRY_POPCNT_X86_64 in
+ * 18; PostgreSQL 19 probes where the assembler has POPCNTQ, or for SVE)
+ */
+#if PG_VERSION_NUM >= 190000
+#if defined(HAVE_X86_64_POPCNTQ) || defined(USE_SVE_POPCNT_WITH_RUNTIME_CHECK)
+#define FUZZ_POPCOUNT_PROBED
+#endif
+#elif defined(TRY_POPCNT_X86_64) || defined(TRY_POPCNT_FAST)
+#define FUZZ_POPCOUNT_PROBED
+#endif
+#ifdef FUZZ_POPCOUNT_PROBED
 uint64		(*pg_popcount_optimized) (const char *buf, int bytes) = popcount_bytes;
 #else
 uint64

@@ -124,11 +124,14 @@ psprintf(const char *fmt,...)
 	return s;
 }
 
+#if PG_VERSION_NUM < 190000
+/* (PostgreSQL 19: inline in port.h) */
 unsigned char
 pg_ascii_tolower(unsigned char ch)
 {
 	return (ch >= 'A' && ch <= 'Z') ? ch + ('a' - 'A') : ch;
 }
+#endif
 
 /* the C library's sort (libpgport's is not linked in) */
 #undef qsort
