@@ -15,8 +15,10 @@
 # builds sbf with warnings as errors and installs it, starts a throwaway
 # server for pg_regress and isolation (see scripts/lib.sh), and runs the
 # suite as the postgres OS user in a copy of the tree (PostgreSQL's TAP
-# modules refuse to run as root, and the clone stays as it was).  It ends
-# with one line, "N passed, N failed", and exits non-zero on any failure.
+# modules refuse to run as root, and the clone stays as it was).  It lists
+# what was skipped, with the reason, and says how many ("N skipped"; never
+# counted as passed: see SBF_ALLOW_SKIP in t/SbfTest.pm), then ends with one
+# line, "N passed, N failed", and exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
 ensure_packages "${SBF_TEST_PACKAGES[@]}"
@@ -122,6 +124,7 @@ for f in "$WORK"/sbf/tmp_check/log/regress_log_*; do
 	sed -n -E "s|^(\[[0-9:.]+\]\([0-9.]+s\) )?ok [0-9]+ # skip (.*)\$|skipped: t/$name.pl: \2|p" "$f" >>"$skips"
 done
 if [ -s "$skips" ]; then
+	sort -o "$skips" "$skips"
 	say "skipped (not counted as passed):"
 	sed 's/^/  /' "$skips"
 fi
