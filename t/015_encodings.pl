@@ -294,6 +294,9 @@ my ($ret, $stdout, $stderr) = $node->psql('muledb',
 like($stderr, qr/ERROR:  42883: cannot hash text of encoding "MULE_INTERNAL"/,
 	'muledb: url_signature of a non-ASCII text is still the "cannot hash" ERROR');
 
+# What follows needs pg_dump and pg_restore of the server under test
+SbfTest::end_unless_programs([ 'pg_dump', 'pg_restore' ], $node);
+
 # A shared filter of canonical URLs made in the UTF8 database, to be asked
 # in the LATIN1 database it is restored into ('caf\00E9' has no scheme: NULL)
 $node->safe_psql(

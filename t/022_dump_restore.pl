@@ -14,6 +14,8 @@ use SbfTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_dump', 'pg_restore');
+
 my $source = SbfTest::new_node('source');
 my $target = SbfTest::new_node('target');
 my $dump = PostgreSQL::Test::Utils::tempdir . '/sbf.dump';

@@ -99,6 +99,9 @@ like($primary->safe_psql('postgres', $same), qr/^0\|t\|\d+$/,
 	'the flush done again gives the plain seen\'s frontier and signatures');
 my $z_after = $primary->safe_psql('postgres', $z);
 
+# parts 2 and 3 need pg_basebackup, pg_dump and pg_restore
+SbfTest::end_unless_programs([ 'pg_basebackup', 'pg_dump', 'pg_restore' ], $primary);
+
 # 2. A hot standby reads the primary's Z
 $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');

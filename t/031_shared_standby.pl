@@ -17,6 +17,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_basebackup');
+
 # wal_consistency_checking: every generic WAL record also carries the page
 # as the primary left it, and the standby checks that replaying the record
 # gave the same page (a mismatch stops it): so the few bytes an add logs

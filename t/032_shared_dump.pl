@@ -18,6 +18,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
+SbfTest::require_programs('pg_dump', 'pg_restore');
+
 my $source = SbfTest::new_node('source');
 my $target = PostgreSQL::Test::Cluster->new('target');
 $target->init;

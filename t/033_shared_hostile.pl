@@ -20,6 +20,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_dump', 'pg_basebackup');
+
 # the WAL writer is slowed down so that only a commit's own flush makes a
 # change durable before an immediate shutdown
 my $node = SbfTest::new_node('hostile', 'max_prepared_transactions = 5',

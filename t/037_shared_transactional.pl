@@ -20,6 +20,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_basebackup');
+
 my $node = SbfTest::new_node('transactional', 'max_prepared_transactions = 5',
 	'wal_level = replica', 'max_wal_senders = 4',
 	'wal_consistency_checking = generic');

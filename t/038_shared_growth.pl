@@ -20,6 +20,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_basebackup', 'pg_dump', 'pg_restore');
+
 my $node = SbfTest::new_node('growth', 'wal_level = replica',
 	'max_wal_senders = 4', 'max_replication_slots = 4',
 	'wal_consistency_checking = generic', 'deadlock_timeout = 50ms');

@@ -21,6 +21,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_basebackup', 'pg_dump', 'pg_restore');
+
 my $primary = SbfTest::new_node('primary', 'wal_level = replica',
 	'max_wal_senders = 4', 'wal_consistency_checking = all');
 $primary->safe_psql('postgres', q{

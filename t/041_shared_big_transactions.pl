@@ -313,6 +313,9 @@ is(seen_of('a', 1) . ',' . seen_of('b', 1) . ',' . $node->safe_psql('postgres',
 SbfTest::no_crash($node);
 $node->stop;
 
+# parts 3 and 4 need a standby, made with pg_basebackup
+SbfTest::end_unless_programs([ 'pg_basebackup' ]);
+
 #
 # 3. A standby replays big transactions, checked page by page
 #

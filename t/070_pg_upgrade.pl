@@ -26,6 +26,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+SbfTest::require_programs('pg_upgrade');
 my $from = $ENV{SBF_UPGRADE_FROM};
 plan skip_all => 'SBF_UPGRADE_FROM names no older PostgreSQL to upgrade from'
   unless defined $from && $from ne '';

@@ -32,6 +32,7 @@ use strict;
 use warnings;
 
 use Cwd qw(abs_path);
+use IPC::Run;
 use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -64,6 +65,78 @@ sub new_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION sbf');
 	return $node;
+}
+
+=pod
+
+=item missing_programs(program...)
+
+Undef when the PostgreSQL under test (the bin directory of the pg_config
+first on PATH, as PGXS runs the TAP tests) has each PROGRAM; otherwise the
+reason to skip what needs them.  Only the programs of that bin directory
+count: a pg_dump of another major found elsewhere on PATH cannot dump this
+server.  A missing program is an error (the test dies) unless SBF_ALLOW_SKIP
+is set, as scripts/test-matrix.sh sets it for PostgreSQL 17 only (an npm
+package without pg_dump, pg_restore, pg_basebackup or pg_upgrade): a test
+can never be skipped silently where every program exists.
+
+=cut
+
+sub missing_programs
+{
+	my @programs = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'pg_config', '--bindir', '--version' ], '>', \$stdout, '2>', \$stderr)
+	  or die "pg_config failed: $stderr";
+	my ($bindir, $version) = split(/\n/, $stdout);
+	my @missing = grep { !-x "$bindir/$_" } @programs;
+	return unless @missing;
+	my $reason = "no " . join(', ', @missing) . " in the $version under test";
+	die "$reason (set SBF_ALLOW_SKIP=1 to skip what needs them)\n"
+	  unless $ENV{SBF_ALLOW_SKIP};
+	return $reason;
+}
+
+=pod
+
+=item require_programs(program...)
+
+Skips the whole test file, with the reason, when the PostgreSQL under test
+lacks one of the programs (see missing_programs); call it before any test.
+PostgreSQL::Test::Cluster's backup() and init_from_backup() need pg_basebackup.
+
+=cut
+
+sub require_programs
+{
+	my $reason = missing_programs(@_);
+	plan skip_all => $reason if defined $reason;
+	return;
+}
+
+=pod
+
+=item end_unless_programs([program...], node...)
+
+For a file whose last parts need the programs: when the PostgreSQL under
+test lacks one (see missing_programs), checks that no backend of the NODEs
+crashed, records the rest of the file as one skipped test with the reason,
+and ends the file there.
+
+=cut
+
+sub end_unless_programs
+{
+	my ($programs, @nodes) = @_;
+	my $reason = missing_programs(@$programs);
+	return unless defined $reason;
+	no_crash($_) for @nodes;
+  SKIP:
+	{
+		skip "the rest of the file: $reason", 1;
+	}
+	done_testing();
+	exit 0;
 }
 
 =pod
