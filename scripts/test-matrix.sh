@@ -2,7 +2,7 @@
 # The version matrix: sbf on every supported PostgreSQL major, and as a
 # Debian package.
 #
-#   bash scripts/test-matrix.sh [PART...]      default: 15 17 18 19 package
+#   bash scripts/test-matrix.sh [PART...]      default: 15 17 18 19 package dist
 #
 #   15       the whole suite on the machine's own PostgreSQL 15 (what
 #            scripts/test.sh alone runs)
@@ -44,7 +44,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PARTS=("$@")
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(15 17 18 19 package)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(15 17 18 19 package dist)
 SYSTEM_PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 
 passed=0
