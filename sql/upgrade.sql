@@ -15,8 +15,11 @@ LANGUAGE sql AS $$
 	SELECT pg_describe_object(d.classid, d.objid, 0),
 		   CASE d.classid
 			   WHEN 'pg_proc'::regclass THEN
-				   (SELECT concat_ws(' | ', p.prokind, pg_get_function_result(p.oid),
+				   (SELECT concat_ws(' | ', p.prokind, pg_get_function_arguments(p.oid),
+									 pg_get_function_result(p.oid),
 									 p.provolatile, p.proparallel, p.proisstrict,
+									 p.prosecdef, p.proleakproof, p.procost, p.prorows,
+									 p.proconfig::text, p.proacl::text,
 									 p.prosrc, p.probin,
 									 (SELECT row(a.aggkind, a.aggtransfn, a.aggfinalfn,
 												 a.aggcombinefn, a.aggserialfn,
@@ -36,6 +39,26 @@ LANGUAGE sql AS $$
 					FROM pg_operator o WHERE o.oid = d.objid)
 			   WHEN 'pg_am'::regclass THEN
 				   (SELECT row(a.amtype, a.amhandler)::text FROM pg_am a WHERE a.oid = d.objid)
+			   WHEN 'pg_cast'::regclass THEN
+				   (SELECT row(c.castfunc::regprocedure, c.castcontext, c.castmethod)::text
+					FROM pg_cast c WHERE c.oid = d.objid)
+			   -- an operator class: its method, type, default, key type, and
+			   -- its family's operators and support functions
+			   WHEN 'pg_opclass'::regclass THEN
+				   (SELECT concat_ws(' | ', am.amname, format_type(c.opcintype, NULL),
+									 c.opcdefault, format_type(c.opckeytype, NULL),
+									 (SELECT string_agg(format('%s %s %s', o.amopstrategy,
+															   o.amopopr::regoperator, o.amoppurpose),
+														', ' ORDER BY o.amopstrategy, o.amopopr::regoperator::text)
+									  FROM pg_amop o WHERE o.amopfamily = c.opcfamily),
+									 (SELECT string_agg(format('%s %s', pr.amprocnum, pr.amproc::regprocedure),
+														', ' ORDER BY pr.amprocnum, pr.amproc::regprocedure::text)
+									  FROM pg_amproc pr WHERE pr.amprocfamily = c.opcfamily))
+					FROM pg_opclass c JOIN pg_am am ON am.oid = c.opcmethod
+					WHERE c.oid = d.objid)
+			   WHEN 'pg_opfamily'::regclass THEN
+				   (SELECT am.amname FROM pg_opfamily f JOIN pg_am am ON am.oid = f.opfmethod
+					WHERE f.oid = d.objid)
 		   END,
 		   obj_description(d.objid, d.classid::regclass::name)
 	FROM pg_depend d
