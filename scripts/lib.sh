@@ -93,9 +93,11 @@ init_server() {
 # (made by init_server, or a base backup) on a socket in DIR on PORT, its
 # log in DIR/server.log.  It allows prepared transactions (the isolation
 # spec shared_prepared runs them) unless SBF_SERVER_DEFAULTS is set: then
-# every setting but the port and the socket keeps initdb's default, as on
-# a server a user just made (scripts/test-matrix.sh runs the suite so on
-# one major).
+# every setting of postgresql.conf but the port, the socket and
+# listen_addresses keeps initdb's default, as on a server a user just made
+# (scripts/test-matrix.sh runs the suite so on one major; the cluster is
+# still made with the C.UTF-8 locale, UTF8 and trust, as init_server makes
+# every one).
 run_server() {
 	local dir=$1 port=$2 settings
 	shift 2

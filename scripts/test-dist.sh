@@ -9,8 +9,8 @@
 #   bash scripts/test-dist.sh
 #
 # As root, like scripts/test.sh, in a git clone.  Ends with "N passed,
-# N failed" (the suite's, plus one for the versions and one for the
-# archive's files).
+# N failed" (the suite's, plus one each for the version, the release's
+# dates and the archive's files).
 . "$(dirname "$0")/lib.sh"
 
 command -v git >/dev/null || die "git is needed to make the archive"
@@ -30,16 +30,30 @@ check() {
 
 # One version: default_version of sbf.control (1.1) is META.json's (1.1.0)
 # less its patch number, and debian/changelog's first entry and
-# CHANGELOG.md's first section say the same
+# CHANGELOG.md's first section say the same.  A release (META.json's
+# release_status "stable") has its date in CHANGELOG.md, "## 1.1
+# (2026-11-27)", and a distribution in debian/changelog; a version under
+# way is "(unreleased)" and UNRELEASED there, and its archive "unstable".
 control=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SBF_ROOT/sbf.control")
 meta=$(sed -n 's/^   "version": "\(.*\)",$/\1/p' "$SBF_ROOT/META.json" | head -n 1)
 provides=$(sed -n 's/^         "version": "\(.*\)"$/\1/p' "$SBF_ROOT/META.json" | head -n 1)
 deb=$(sed -n '1s/^sbf (\([^)]*\)).*/\1/p' "$SBF_ROOT/debian/changelog")
-changelog=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$SBF_ROOT/CHANGELOG.md" | head -n 1)
-echo "versions: sbf.control $control, META.json $meta (provides $provides), debian/changelog $deb, CHANGELOG.md $changelog"
+heading=$(grep -m 1 '^## ' "$SBF_ROOT/CHANGELOG.md")
+changelog=$(echo "$heading" | sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p')
+status=$(sed -n 's/^   "release_status": "\(.*\)",$/\1/p' "$SBF_ROOT/META.json")
+distribution=$(sed -n '1s/^sbf ([^)]*) \([^;]*\);.*/\1/p' "$SBF_ROOT/debian/changelog")
+echo "versions: sbf.control $control, META.json $meta (provides $provides, $status), debian/changelog $deb ($distribution), CHANGELOG.md \"$heading\""
 [ -n "$control" ] && [ "$meta" = "$control.0" ] && [ "$provides" = "$meta" ] &&
 	[ "$deb" = "$meta" ] && [ "$changelog" = "$control" ]
 check $? "one version, $meta, in sbf.control, META.json, debian/changelog and CHANGELOG.md"
+case $status in
+	stable) echo "$heading" | grep -qE '^## [0-9.]+ \([0-9]{4}-[0-9]{2}-[0-9]{2}\)$' &&
+		[ "$distribution" != UNRELEASED ] ;;
+	unstable) echo "$heading" | grep -qE '^## [0-9.]+ \(unreleased\)$' &&
+		[ "$distribution" = UNRELEASED ] ;;
+	*) false ;;
+esac
+check $? "a $status version: CHANGELOG.md's \"$heading\", debian/changelog's $distribution"
 
 WORK=$(mktemp -d /tmp/sbf-dist.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
