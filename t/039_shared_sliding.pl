@@ -21,7 +21,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-SbfTest::require_programs('pg_basebackup', 'pg_dump', 'pg_restore');
+# The standby is a copy that pg_basebackup makes, the dump needs pg_dump and
+# pg_restore: where they are missing (PostgreSQL 17 from npm, see
+# docs/upgrading.md) their checks are skipped, and the windows, the crash
+# and the false-positive rates are checked on the primary
+my $no_standby = SbfTest::missing_programs('pg_basebackup');
+my $no_dump = SbfTest::missing_programs('pg_dump', 'pg_restore');
 
 my $primary = SbfTest::new_node('primary', 'wal_level = replica',
 	'max_wal_senders = 4', 'wal_consistency_checking = all');
@@ -31,10 +36,14 @@ $primary->safe_psql('postgres', q{
 	SELECT shared_slidingbloom_create('scratch', 1000, 0.01, unlogged => true);
 	SELECT shared_test_and_add('recent', 'https://example.com/first');
 });
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->start;
+my $standby;
+unless ($no_standby)
+{
+	$primary->backup('base');
+	$standby = PostgreSQL::Test::Cluster->new('standby');
+	$standby->init_from_backup($primary, 'base', has_streaming => 1);
+	$standby->start;
+}
 
 # 20,000 arrivals into a window of 5,000, in batches of 500; 3 days of a
 # daily window, every 2 hours 500 URLs of which half were met before
@@ -53,7 +62,6 @@ $primary->safe_psql('postgres', qq{
 	END \$\$});
 $primary->safe_psql('postgres', q{
 	SELECT shared_test_and_add('scratch', ARRAY(SELECT 'u' || g FROM generate_series(1, 500) g))});
-$primary->wait_for_catchup($standby);
 
 my $pages = q{SELECT md5(string_agg(page || ':' || data::text, ',' ORDER BY page)) FROM };
 my %answers = (
@@ -65,17 +73,22 @@ my %seen = (
 	daily => q{SELECT count(*) FILTER (WHERE shared_contains('daily', 'https://site' || (g % 97) || '.example/' || g, '2026-11-04 06:00:00+00')) FROM generate_series(1, 12000) g},
 );
 
-for my $filter ('recent', 'daily')
+SKIP:
 {
-	is($standby->safe_psql('postgres', $pages . $filter),
-		$primary->safe_psql('postgres', $pages . $filter),
-		"$filter: every page on the standby as on the primary");
-	is($standby->safe_psql('postgres', $answers{$filter}),
-		$primary->safe_psql('postgres', $answers{$filter}),
-		"$filter: the standby answers 12,000 values as the primary");
-	is($standby->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
-		$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
-		"$filter: shared_info on the standby as on the primary");
+	skip "the standby: $no_standby", 6 if $no_standby;
+	$primary->wait_for_catchup($standby);
+	for my $filter ('recent', 'daily')
+	{
+		is($standby->safe_psql('postgres', $pages . $filter),
+			$primary->safe_psql('postgres', $pages . $filter),
+			"$filter: every page on the standby as on the primary");
+		is($standby->safe_psql('postgres', $answers{$filter}),
+			$primary->safe_psql('postgres', $answers{$filter}),
+			"$filter: the standby answers 12,000 values as the primary");
+		is($standby->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+			$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+			"$filter: shared_info on the standby as on the primary");
+	}
 }
 # the window: a URL is stored at its first arrival (it is met again 250
 # arrivals later, seen), number 1 + 500 b + (g - 250 b) for its first batch
@@ -97,9 +110,13 @@ cmp_ok($primary->safe_psql('postgres', $seen{daily} . ' WHERE g <= 6750'), '<', 
 	'daily: URLs first met more than a day and a tick before are forgotten (up to false positives)');
 
 # adding on a standby is refused; testing works
-my ($ret, $stdout, $stderr) = $standby->psql('postgres',
-	"SELECT shared_test_and_add('recent', 'x')");
-like($stderr, qr/read-only transaction/, 'adding on the standby is refused');
+SKIP:
+{
+	skip "the standby: $no_standby", 1 if $no_standby;
+	my ($ret, $stdout, $stderr) = $standby->psql('postgres',
+		"SELECT shared_test_and_add('recent', 'x')");
+	like($stderr, qr/read-only transaction/, 'adding on the standby is refused');
+}
 
 # an immediate shutdown: the committed adds and the clock are kept
 my %before;
@@ -131,34 +148,38 @@ is($primary->safe_psql('postgres', q{
 	'f|t', 'unlogged filter: usable after crash recovery');
 
 # pg_dump and pg_restore: the same pages, clock and answers
-$primary->safe_psql('postgres', q{
-	SELECT shared_test_and_add('scratch', ARRAY(SELECT 'u' || g FROM generate_series(1, 500) g))});
-my $dump = $primary->basedir . '/sliding.dump';
-$primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
-	'pg_dump of the filters');
-$primary->safe_psql('postgres', 'CREATE DATABASE restored');
-$primary->command_ok([ 'pg_restore', '-d', $primary->connstr('restored'), $dump ],
-	'pg_restore of the filters');
-for my $filter ('recent', 'daily', 'scratch')
+SKIP:
 {
-	is($primary->safe_psql('restored', $pages . $filter),
-		$primary->safe_psql('postgres', $pages . $filter),
-		"$filter: restored page by page");
-	is($primary->safe_psql('restored', "SELECT shared_info('$filter', true) - 'size_bytes'"),
-		$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
-		"$filter: restored with its parameters and clock");
-}
-for my $filter ('recent', 'daily')
-{
-	is($primary->safe_psql('restored', $answers{$filter}),
-		$primary->safe_psql('postgres', $answers{$filter}),
-		"$filter: the restored filter answers 12,000 values as the original");
-}
-is($primary->safe_psql('restored', q{
-		SELECT shared_test_and_add('recent', ARRAY['https://example.com/after', 'https://example.com/new'])}),
+	skip "the dump and restore: $no_dump", 11 if $no_dump;
 	$primary->safe_psql('postgres', q{
-		SELECT shared_test_and_add('recent', ARRAY['https://example.com/after', 'https://example.com/new'])}),
-	'recent: the restored filter goes on as the original');
+		SELECT shared_test_and_add('scratch', ARRAY(SELECT 'u' || g FROM generate_series(1, 500) g))});
+	my $dump = $primary->basedir . '/sliding.dump';
+	$primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
+		'pg_dump of the filters');
+	$primary->safe_psql('postgres', 'CREATE DATABASE restored');
+	$primary->command_ok([ 'pg_restore', '-d', $primary->connstr('restored'), $dump ],
+		'pg_restore of the filters');
+	for my $filter ('recent', 'daily', 'scratch')
+	{
+		is($primary->safe_psql('restored', $pages . $filter),
+			$primary->safe_psql('postgres', $pages . $filter),
+			"$filter: restored page by page");
+		is($primary->safe_psql('restored', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+			$primary->safe_psql('postgres', "SELECT shared_info('$filter', true) - 'size_bytes'"),
+			"$filter: restored with its parameters and clock");
+	}
+	for my $filter ('recent', 'daily')
+	{
+		is($primary->safe_psql('restored', $answers{$filter}),
+			$primary->safe_psql('postgres', $answers{$filter}),
+			"$filter: the restored filter answers 12,000 values as the original");
+	}
+	is($primary->safe_psql('restored', q{
+			SELECT shared_test_and_add('recent', ARRAY['https://example.com/after', 'https://example.com/new'])}),
+		$primary->safe_psql('postgres', q{
+			SELECT shared_test_and_add('recent', ARRAY['https://example.com/after', 'https://example.com/new'])}),
+		'recent: the restored filter goes on as the original');
+}
 
 # the false-positive rate at capacity is the one asked for: 300,000
 # arrivals into a window of 100,000 at 1%, and 96,000 URLs a day (2,000
@@ -182,5 +203,9 @@ $fpr = $primary->safe_psql('postgres', q{
 ok($fpr > 0.004 && $fpr < 0.013, "window of time: false-positive rate $fpr near capacity, asked 0.01");
 
 SbfTest::no_crash($primary);
-SbfTest::no_crash($standby);
+SKIP:
+{
+	skip "the standby: $no_standby", 1 if $no_standby;
+	SbfTest::no_crash($standby);
+}
 done_testing();

@@ -26,12 +26,14 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-SbfTest::require_programs('pg_upgrade');
 my $from = $ENV{SBF_UPGRADE_FROM};
 plan skip_all => 'SBF_UPGRADE_FROM names no older PostgreSQL to upgrade from'
   unless defined $from && $from ne '';
 plan skip_all => "SBF_UPGRADE_FROM=$from has no pg_ctl"
   unless -x "$from/bin/pg_ctl";
+# asked only once there is something to upgrade from: without
+# SBF_UPGRADE_FROM the file skips on any server, pg_upgrade or not
+SbfTest::require_programs('pg_upgrade');
 
 # pg_upgrade writes its logs beside the new data directory's
 chdir $PostgreSQL::Test::Utils::tmp_check;

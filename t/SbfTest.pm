@@ -80,6 +80,16 @@ is set, as scripts/test-matrix.sh sets it for PostgreSQL 17 only (an npm
 package without pg_dump, pg_restore, pg_basebackup or pg_upgrade): a test
 can never be skipped silently where every program exists.
 
+A file whose checks here and there need the programs (a standby made by
+pg_basebackup, a dump) gives the reason to a SKIP block around each:
+
+  my $no_standby = SbfTest::missing_programs('pg_basebackup');
+  SKIP:
+  {
+      skip "the standby: $no_standby", 1 if $no_standby;
+      is(...);
+  }
+
 =cut
 
 sub missing_programs
