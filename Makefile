@@ -50,10 +50,11 @@ OBJS = \
 	src/url/url_functions.o
 
 EXTENSION = sbf
-# sbf--1.0.sql is the released script and never changes; a new install of
-# 1.1 runs it and then sbf--1.0--1.1.sql, as contrib modules do, so a fresh
-# 1.1 and an updated 1.0 are built by the same statements
-DATA = sbf--1.0.sql sbf--1.0--1.1.sql
+# sbf--1.0.sql and sbf--1.0--1.1.sql are the released scripts and never
+# change; a new install of 1.2 runs them and then sbf--1.1--1.2.sql, as
+# contrib modules do, so a fresh 1.2 and an updated 1.0 or 1.1 are built by
+# the same statements
+DATA = sbf--1.0.sql sbf--1.0--1.1.sql sbf--1.1--1.2.sql
 
 REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \

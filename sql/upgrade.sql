@@ -1,7 +1,8 @@
 --
--- Upgrades: version 1.0, as released, updated to 1.1 has exactly the
--- objects of a fresh 1.1 install, with the same definitions and comments,
--- and both released scripts are as they were released.
+-- Upgrades: version 1.0, as released, updated to 1.1 and then to 1.2, and
+-- version 1.1 updated to 1.2, have exactly the objects of a fresh 1.2
+-- install, with the same definitions and comments; both released scripts
+-- are as they were released.
 -- This test runs first, while the database holds nothing that depends on
 -- the extension.
 --
@@ -85,23 +86,39 @@ FROM released;
 
 ALTER EXTENSION sbf UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'sbf';
-CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.sbf_objects();
+CREATE TEMP TABLE released_1_1 AS SELECT * FROM pg_temp.sbf_objects();
 
 -- The released 1.1 (1.0 and sbf--1.0--1.1.sql, frozen since) has these
 -- objects, whose fingerprint would change if sbf--1.0--1.1.sql did
 SELECT count(*) AS objects,
 	   md5(string_agg(object || definition || coalesce(comment, ''), ',' ORDER BY object)) AS fingerprint
-FROM updated;
+FROM released_1_1;
+
+-- On to the current version
+ALTER EXTENSION sbf UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'sbf';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.sbf_objects();
+
+-- An install of 1.1 (as 1.1 installed itself) updated
+DROP EXTENSION sbf;
+CREATE EXTENSION sbf VERSION '1.1';
+ALTER EXTENSION sbf UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'sbf';
+CREATE TEMP TABLE updated_from_1_1 AS SELECT * FROM pg_temp.sbf_objects();
 
 DROP EXTENSION sbf;
 CREATE EXTENSION sbf;
 SELECT extversion FROM pg_extension WHERE extname = 'sbf';
 CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.sbf_objects();
 
--- No difference either way
-(SELECT 'only updated' AS side, * FROM updated EXCEPT SELECT 'only updated', * FROM fresh)
+-- No difference, whichever way
+(SELECT 'only updated from 1.0' AS side, * FROM updated EXCEPT SELECT 'only updated from 1.0', * FROM fresh)
 UNION ALL
-(SELECT 'only fresh', * FROM fresh EXCEPT SELECT 'only fresh', * FROM updated);
+(SELECT 'only updated from 1.1', * FROM updated_from_1_1 EXCEPT SELECT 'only updated from 1.1', * FROM fresh)
+UNION ALL
+(SELECT 'only fresh', * FROM fresh EXCEPT SELECT 'only fresh', * FROM updated)
+UNION ALL
+(SELECT 'only fresh', * FROM fresh EXCEPT SELECT 'only fresh', * FROM updated_from_1_1);
 
 -- Every object has a comment
 SELECT object FROM fresh
@@ -113,14 +130,22 @@ WHERE comment IS NULL AND object NOT LIKE 'function %\_in(%' AND object NOT LIKE
 ORDER BY object;
 
 -- What 1.1 adds to 1.0
-SELECT object FROM fresh EXCEPT SELECT object FROM released ORDER BY object;
+SELECT object FROM released_1_1 EXCEPT SELECT object FROM released ORDER BY object;
 -- what it drops: the support functions of the bloom aggregates' internal
 -- state
-SELECT object FROM released EXCEPT SELECT object FROM fresh ORDER BY object;
+SELECT object FROM released EXCEPT SELECT object FROM released_1_1 ORDER BY object;
 -- and what it changes: the bloom aggregates, whose state is now the filter,
 -- and the comment of sieve_flush, which now fills frontier.sig
 SELECT object, r.definition AS released, f.definition AS updated
-FROM released r JOIN fresh f USING (object)
+FROM released r JOIN released_1_1 f USING (object)
+WHERE r.definition IS DISTINCT FROM f.definition
+   OR r.comment IS DISTINCT FROM f.comment
+ORDER BY object;
+
+-- What 1.2 adds to 1.1, drops and changes: nothing yet
+SELECT object FROM fresh EXCEPT SELECT object FROM released_1_1 ORDER BY object;
+SELECT object FROM released_1_1 EXCEPT SELECT object FROM fresh ORDER BY object;
+SELECT object FROM released_1_1 r JOIN fresh f USING (object)
 WHERE r.definition IS DISTINCT FROM f.definition
    OR r.comment IS DISTINCT FROM f.comment
 ORDER BY object;
@@ -146,6 +171,7 @@ WHERE aggfnoid = 'bloom_agg(text,bigint,double precision)'::regprocedure;
 ALTER EXTENSION sbf UPDATE TO '1.1';
 SELECT format_type(aggtranstype, NULL) AS state FROM pg_aggregate
 WHERE aggfnoid = 'bloom_agg(text,bigint,double precision)'::regprocedure;
+ALTER EXTENSION sbf UPDATE;
 SELECT count(*) AS filters,
 	   count(*) FILTER (WHERE b.filter = a.filter AND b.positions IS NOT DISTINCT FROM a.positions) AS same,
 	   min((bloom_info(b.filter::bloom) ->> 'bits_set')::bigint) > 0 AS none_empty
