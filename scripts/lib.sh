@@ -152,6 +152,19 @@ stop_cluster() {
 	SBF_CLUSTER=
 }
 
+# result RC WHAT: one check of a script that counts its own (the package's,
+# the archive's): "ok: WHAT" if RC is 0, else "FAILED: WHAT", added to
+# the caller's passed and failed
+result() {
+	if [ "$1" -eq 0 ]; then
+		echo "ok: $2"
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $2"
+		failed=$((failed + 1))
+	fi
+}
+
 # A backend that crashed leaves this line in the server log
 server_crashed() {
 	grep -E "terminated by signal|server process .* was terminated|PANIC" "$SBF_CLUSTER/server.log" >/dev/null 2>&1

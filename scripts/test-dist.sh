@@ -18,15 +18,6 @@ ensure_packages unzip
 
 passed=0
 failed=0
-check() {
-	if [ "$1" -eq 0 ]; then
-		echo "ok: $2"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $2"
-		failed=$((failed + 1))
-	fi
-}
 
 # One version: default_version of sbf.control (1.1) is META.json's (1.1.0)
 # less its patch number, and debian/changelog's first entry and
@@ -45,7 +36,7 @@ distribution=$(sed -n '1s/^sbf ([^)]*) \([^;]*\);.*/\1/p' "$SBF_ROOT/debian/chan
 echo "versions: sbf.control $control, META.json $meta (provides $provides, $status), debian/changelog $deb ($distribution), CHANGELOG.md \"$heading\""
 [ -n "$control" ] && [ "$meta" = "$control.0" ] && [ "$provides" = "$meta" ] &&
 	[ "$deb" = "$meta" ] && [ "$changelog" = "$control" ]
-check $? "one version, $meta, in sbf.control, META.json, debian/changelog and CHANGELOG.md"
+result $? "one version, $meta, in sbf.control, META.json, debian/changelog and CHANGELOG.md"
 case $status in
 	stable) echo "$heading" | grep -qE '^## [0-9.]+ \([0-9]{4}-[0-9]{2}-[0-9]{2}\)$' &&
 		[ "$distribution" != UNRELEASED ] ;;
@@ -53,7 +44,7 @@ case $status in
 		[ "$distribution" = UNRELEASED ] ;;
 	*) false ;;
 esac
-check $? "a $status version: CHANGELOG.md's \"$heading\", debian/changelog's $distribution"
+result $? "a $status version: CHANGELOG.md's \"$heading\", debian/changelog's $distribution"
 
 WORK=$(mktemp -d /tmp/sbf-dist.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -67,7 +58,7 @@ unzip -q "$WORK/$ZIP" -d "$WORK/unpacked"
 (cd "$WORK/unpacked" && find . -type f | sed 's|^\./||' | sort) >"$WORK/archive.list"
 git -C "$SBF_ROOT" ls-files | grep -vE '^\.ci/' | sed "s|^|sbf-$meta/|" | sort >"$WORK/commit.list"
 diff "$WORK/commit.list" "$WORK/archive.list"
-check $? "$ZIP holds the commit's files under sbf-$meta/, .ci/ left out"
+result $? "$ZIP holds the commit's files under sbf-$meta/, .ci/ left out"
 
 # The whole suite, from the unpacked archive
 rc=0

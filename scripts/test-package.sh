@@ -21,15 +21,6 @@ PACKAGE=postgresql-$MAJOR-sbf
 WORK=$(mktemp -d /tmp/sbf-package.XXXXXX)
 passed=0
 failed=0
-result() {
-	if [ "$1" -eq 0 ]; then
-		echo "ok: $2"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $2"
-		failed=$((failed + 1))
-	fi
-}
 finish() {
 	stop_cluster
 	if package_installed "$PACKAGE"; then
