@@ -137,7 +137,8 @@ done
 if [ -s "$skips" ]; then
 	sort -o "$skips" "$skips"
 	say "skipped (not counted as passed):"
-	sed 's/^/  /' "$skips"
+	# the same reason for several tests of a file once, with their number
+	uniq -c "$skips" | sed -E 's/^ *1 (.*)$/  \1/; s/^ *([0-9]+) (.*)$/  \2 (\1 tests)/'
 fi
 passed=$((passed + ${tests:-0} - bad - skipped_tests))
 [ "$passed" -ge 0 ] || passed=0
