@@ -29,7 +29,8 @@
 #            `make installcheck` does against a user's own server; t/060
 #            and t/061 run if Citus is installed into it (sbf does
 #            not build Citus)
-#   19       as 17, against PostgreSQL 19's release candidate (Debian
+#   19       the compile of 17's first step, against PostgreSQL 19's
+#            release candidate (Debian
 #            experimental's postgresql-server-dev-19, unpacked by
 #            scripts/build-postgres.sh --headers 19), with -std=gnu11 as
 #            19's headers need: no 19 server runs on Debian 12
