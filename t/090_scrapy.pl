@@ -19,105 +19,23 @@ use warnings;
 
 use FindBin;
 use lib $FindBin::RealBin;
+use SbfScrapy;
 use SbfTest;
-use IPC::Run;
-use JSON::PP;
-use POSIX qw(WNOHANG);
-use Time::HiRes qw(time usleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $python = '/usr/bin/python3';
-my $client = "$SbfTest::ROOT/clients/scrapy";
 my $pages_file = SbfTest::data_file('pgdoc15-pages.tsv.gz');
-my $tmp = PostgreSQL::Test::Utils::tempdir('scrapy');
-my $timeout = $PostgreSQL::Test::Utils::timeout_default;
-
-# The package, as a user installs it: pip, no index, no build dependency
-# (its build backend is in the tree).  --no-deps: Scrapy and psycopg come
-# from Debian, which pip --target does not count as installed.
-my ($out, $err) = ('', '');
-my $installed = IPC::Run::run(
-	[
-		$python, '-m', 'pip', 'install', '--no-index', '--no-deps',
-		'--no-cache-dir', '--disable-pip-version-check', '--target',
-		"$tmp/py", $client
-	],
-	'>', \$out, '2>', \$err);
-ok($installed, 'pip installs clients/scrapy without an index')
-  or diag("$out\n$err");
-$ENV{PYTHONPATH} = "$tmp/py";
-ok( IPC::Run::run(
-		[ $python, '-c', 'import scrapy, psycopg, sbf_scrapy' ],
-		'>', \$out, '2>', \$err),
-	'/usr/bin/python3 imports scrapy, psycopg and sbf_scrapy')
-  or BAIL_OUT("cannot run the client: $err");
-
 my $node = SbfTest::new_node('scrapy', 'log_statement = none');
+my $scrapy = SbfScrapy->new($node);
+my $tmp = $scrapy->tmp;
+sub query { return $scrapy->query(@_) }
 
-# spawn(log, command...): starts a process, its output in log; its pid
-sub spawn
-{
-	my ($log, @cmd) = @_;
-	my $pid = fork();
-	die "fork: $!" unless defined $pid;
-	if ($pid == 0)
-	{
-		open(STDOUT, '>', $log) or die "$log: $!";
-		open(STDERR, '>&', \*STDOUT) or die "dup: $!";
-		exec(@cmd) or die "exec $cmd[0]: $!";
-	}
-	return $pid;
-}
-
-# finish(pid): waits for a process to exit (killing it after the timeout);
-# its exit status, or -1 if it had to be killed
-sub finish
-{
-	my ($pid) = @_;
-	my $deadline = time() + $timeout;
-	while (time() < $deadline)
-	{
-		return $? if waitpid($pid, WNOHANG) == $pid;
-		usleep(50_000);
-	}
-	kill('KILL', $pid);
-	waitpid($pid, 0);
-	return -1;
-}
-
-# poll(description, sub): calls sub until it returns true, or fails
-sub poll
-{
-	my ($what, $check) = @_;
-	my $deadline = time() + $timeout;
-	while (time() < $deadline)
-	{
-		return 1 if $check->();
-		usleep(20_000);
-	}
-	BAIL_OUT("timed out waiting for $what");
-}
-
-sub query
-{
-	my ($sql) = @_;
-	my ($rc, $stdout) = $node->psql('postgres', $sql);
-	return $rc == 0 ? $stdout : undef;
-}
-
-# The site, served on a free port; each GET's path goes to $tmp/fetches
-my $server = spawn(
-	"$tmp/server.log", $python,
-	"$client/tests/testsite.py", 'serve',
+# The site, served on a free port; each GET's path goes to site.requests
+my $port = $scrapy->serve('site', 'testsite.py', 'serve',
 	'--pages', $pages_file,
 	'--dir', "$tmp/site",
-	'--log', "$tmp/fetches",
-	'--port-file', "$tmp/port",
 	'--latency', '0.005');
-poll('the site', sub { -s "$tmp/port" });
-chomp(my $port = slurp_file("$tmp/port"));
 
 my @names;
 {
@@ -138,16 +56,8 @@ my $total = scalar(keys %expected);
 sub crawler
 {
 	my ($name) = @_;
-	return spawn(
-		"$tmp/$name.log", $python,
-		"$client/tests/crawl.py",
-		'--start', "http://127.0.0.1:$port/index.html",
-		'--mode', 'frontier',
-		'--dsn', $node->connstr('postgres') . " application_name=$name",
-		'--strip-params', 'utm_*',
-		'--concurrency', '16',
-		'--log-level', 'INFO',
-		'--stats', "$tmp/$name.json");
+	return $scrapy->crawl($name, "http://127.0.0.1:$port/index.html",
+		'--strip-params', 'utm_*', '--concurrency', '16');
 }
 
 my $crawler_a = crawler('crawler_a');
@@ -157,7 +67,7 @@ my $crawler_b = crawler('crawler_b');
 # it, wait until its backend has finished any statement it was running
 # (and has not been sent another: idle twice, 200 ms apart), note what it
 # holds (claimed and not done), then kill it
-poll(
+$scrapy->poll(
 	'a third of the pages done',
 	sub {
 		my $done = query(
@@ -169,16 +79,7 @@ poll(
 		return defined $done && $done eq 't';
 	});
 kill('STOP', $crawler_a);
-my $a_pid = query(
-	q{SELECT pid FROM pg_stat_activity WHERE application_name = 'crawler_a'});
-like($a_pid, qr/^\d+$/, 'crawler_a has one backend');
-sub a_idle
-{
-	return (query("SELECT state FROM pg_stat_activity WHERE pid = $a_pid") // '')
-	  eq 'idle';
-}
-poll('crawler_a\'s backend to be idle',
-	sub { return 0 unless a_idle(); usleep(200_000); return a_idle(); });
+my $a_pid = $scrapy->idle('crawler_a');
 my @held = split(
 	/\n/,
 	query(
@@ -194,17 +95,16 @@ ok($a_done > 0 && $a_done < $total, 'crawler_a was killed in the middle of its c
 ok(@held > 0, 'crawler_a held pages when it was killed');
 
 my $crawler_a2 = crawler('crawler_a2');
-is(finish($crawler_b), 0, 'crawler_b finished');
-is(finish($crawler_a2), 0, 'crawler_a started again finished');
-kill('TERM', $server);
-waitpid($server, 0);
+is($scrapy->finish($crawler_b), 0, 'crawler_b finished');
+is($scrapy->finish($crawler_a2), 0, 'crawler_a started again finished');
+$scrapy->stop_servers;
 
 for my $name ('crawler_b', 'crawler_a2')
 {
-	my $stats = decode_json(slurp_file("$tmp/$name.json"));
+	my $stats = $scrapy->stats($name);
 	is($stats->{finish_reason}, 'finished', "$name: finish reason");
 	is($stats->{'log_count/ERROR'} // 0, 0, "$name: no error logged")
-	  or diag(slurp_file("$tmp/$name.log"));
+	  or diag($scrapy->log($name));
 }
 
 # The frontier: every page done exactly once, nothing left
@@ -236,7 +136,7 @@ is(query(q{SELECT count(*) FROM sbf_frontier WHERE claims > 2}),
 
 # The site's log: each page fetched once, the held ones at most twice
 my %fetches;
-for my $path (split(/\n/, slurp_file("$tmp/fetches")))
+for my $path ($scrapy->requests('site'))
 {
 	$path =~ s/[?#].*//;
 	$fetches{"http://127.0.0.1:$port$path"}++;

@@ -15,10 +15,11 @@ DUPEFILTER_CLASS = "sbf_scrapy.SbfDupeFilter" alone.
 from .dupefilter import SbfDupeFilter
 from .middleware import FrontierDownloaderMiddleware, FrontierSpiderMiddleware
 from .scheduler import FrontierScheduler
-from .store import META_ID, Config, Store
+from .store import FINISH_REASON, META_ID, Config, Store, StoreError
 
 __all__ = [
     "SETTINGS",
+    "FINISH_REASON",
     "META_ID",
     "Config",
     "FrontierDownloaderMiddleware",
@@ -26,9 +27,10 @@ __all__ = [
     "FrontierSpiderMiddleware",
     "SbfDupeFilter",
     "Store",
+    "StoreError",
 ]
 
-__version__ = "1.1.0"
+__version__ = "1.2.0.dev0"
 
 # The frontier: the scheduler and its two middlewares
 SETTINGS = {

@@ -3,7 +3,8 @@
 "sbf_scrapy.SbfDupeFilter".
 
 Each request is one round trip: shared_test_and_add(filter,
-url_canonical(url)), committed at once.  Several processes sharing the
+url_canonical(url)), committed at once (a request whose key is a
+fingerprint costs one more: store.py, Store.keys).  Several processes sharing the
 filter never fetch the same canonical URL twice, but the queue stays in
 each process's memory: a process that dies loses what it had queued,
 though the filter remembers it as seen.  FrontierScheduler does not have
@@ -17,7 +18,7 @@ import logging
 from scrapy import Request, Spider
 from scrapy.dupefilters import BaseDupeFilter
 
-from .store import Config, Store
+from .store import Config, Store, StoreError
 
 
 class SbfDupeFilter(BaseDupeFilter):
@@ -44,7 +45,12 @@ class SbfDupeFilter(BaseDupeFilter):
         self.store.close()
 
     def request_seen(self, request: Request) -> bool:
-        return self.store.seen(request.url)
+        # an error of the store stops the crawl (Store._fail); the request
+        # counts as seen, not fetched
+        try:
+            return self.store.seen(request)
+        except StoreError:
+            return True
 
     def log(self, request: Request, spider: Spider) -> None:
         if self.debug:

@@ -21,11 +21,10 @@ downloader one after RetryMiddleware.
 
 from __future__ import annotations
 
-import psycopg
 from scrapy import Request, Spider, signals
 from scrapy.http import Response
 
-from .store import META_ID, Store
+from .store import META_ID, Store, StoreError
 
 
 def describe(exc: BaseException) -> str:
@@ -76,17 +75,26 @@ class FrontierSpiderMiddleware:
         row_id = request.meta.get(META_ID) if request is not None else None
         if error is None and response.status >= 400:
             error = f"HTTP {response.status}"
-        self.store.add(requests, spider, done_id=row_id, error=error)
+        try:
+            self.store.add(requests, spider, done_id=row_id, error=error)
+        except StoreError:
+            # logged by the store, which stops the crawl; the row stays
+            # claimed, and its links unqueued, for the next run
+            pass
 
     def spider_error(self, failure, response: Response, spider: Spider) -> None:
         """A callback that failed before yielding anything: its row is done,
         with the error.  Not when the failure is the batch's own (the
-        database): then the row stays claimed and is fetched again."""
-        if isinstance(failure.value, psycopg.Error) or response.request is None:
+        database, which stops the crawl): then the row stays claimed, and is
+        fetched again."""
+        if isinstance(failure.value, StoreError) or response.request is None:
             return
         row_id = response.request.meta.get(META_ID)
         if row_id in self.store.claimed:
-            self.store.mark_done(row_id, describe(failure.value))
+            try:
+                self.store.mark_done(row_id, describe(failure.value))
+            except StoreError:
+                pass
 
 
 class FrontierDownloaderMiddleware:
@@ -102,5 +110,8 @@ class FrontierDownloaderMiddleware:
     def process_exception(self, request: Request, exception: Exception, spider: Spider):
         row_id = request.meta.get(META_ID)
         if row_id in self.store.claimed:
-            self.store.mark_done(row_id, describe(exception))
+            try:
+                self.store.mark_done(row_id, describe(exception))
+            except StoreError:
+                pass
         return None

@@ -19,7 +19,7 @@ from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from twisted.internet import task
 
-from .store import META_ID, Store
+from .store import META_ID, Store, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ class FrontierScheduler(BaseScheduler):
         self.buffer: deque[Request] = deque()
         self.spider: Spider | None = None
         self._poll: task.LoopingCall | None = None
+        self._renew: task.LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
@@ -50,10 +51,15 @@ class FrontierScheduler(BaseScheduler):
         if interval > 0:
             self._poll = task.LoopingCall(self._wake)
             self._poll.start(interval, now=False)
+        # the claims' lease, renewed three times in its length
+        if config.claim_timeout > 0:
+            self._renew = task.LoopingCall(self._renew_claims)
+            self._renew.start(config.claim_timeout / 3, now=False)
 
     def close(self, reason: str) -> None:
-        if self._poll is not None and self._poll.running:
-            self._poll.stop()
+        for loop in (self._poll, self._renew):
+            if loop is not None and loop.running:
+                loop.stop()
         # what this process claimed and did not finish goes back to the
         # queue (a crawler that is killed leaves it claimed instead, to be
         # taken once its backend is gone)
@@ -73,30 +79,54 @@ class FrontierScheduler(BaseScheduler):
         if not self.buffer and slot is not None and slot.nextcall is not None:
             slot.nextcall.schedule()
 
+    def _renew_claims(self) -> None:
+        try:
+            self.store.renew()
+        except StoreError:
+            pass
+
+    # The store's errors stop the crawl (the store logs them and closes the
+    # spider): here they only end the call
+
     def has_pending_requests(self) -> bool:
-        return bool(self.buffer) or self.store.has_pending()
+        if self.buffer:
+            return True
+        try:
+            return self.store.has_pending()
+        except StoreError:
+            return False
 
     def enqueue_request(self, request: Request) -> bool:
         """Start requests and whatever else reaches the engine go through
-        the filter (unless dont_filter) into the frontier.  A request for a
-        row this process is fetching (a retry, a redirect) stays here."""
-        row_id = request.meta.get(META_ID)
-        row_url = self.store.claimed.get(row_id) if row_id is not None else None
-        if row_url is not None:
-            if self.store.follow(request, row_url):
-                self.buffer.append(request)
-                self.stats.inc_value("sbf/followed", spider=self.spider)
-                return True
-            self.store.mark_done(row_id, f"redirected to a URL seen or invalid: {request.url}")
+        the filter (unless dont_filter) into the frontier.  A request that
+        comes back for a row this process is fetching: a retry, or a
+        redirect to another form of the row's URL, stays here under the
+        row; a redirect elsewhere is queued, and the row marked done, in one
+        transaction (a crawler killed at any point loses neither)."""
+        try:
+            row_id = request.meta.get(META_ID)
+            row = self.store.claimed.get(row_id) if row_id is not None else None
+            if row is not None:
+                if self.store.is_retry(request, row):
+                    self.buffer.append(request)
+                    self.stats.inc_value("sbf/followed", spider=self.spider)
+                    return True
+                added = self.store.add([request], self.spider, done_id=row_id)
+                self.stats.inc_value("sbf/redirected", spider=self.spider)
+            else:
+                added = self.store.add([request], self.spider)
+        except StoreError:
             return False
-        added = self.store.add([request], self.spider)
         if added.queued:
             self.stats.inc_value("scheduler/enqueued/sbf", spider=self.spider)
         return added.queued > 0
 
     def next_request(self) -> Request | None:
         if not self.buffer:
-            self.buffer.extend(self.store.claim(self.spider))
+            try:
+                self.buffer.extend(self.store.claim(self.spider))
+            except StoreError:
+                return None
         if not self.buffer:
             return None
         self.stats.inc_value("scheduler/dequeued/sbf", spider=self.spider)

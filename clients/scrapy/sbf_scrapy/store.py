@@ -7,15 +7,25 @@ A crawler process holds one connection, in autocommit mode, shared by the
 scheduler and both middlewares (Scrapy runs them all in its one reactor
 thread, so they never use it at the same time).  Each operation is one
 statement, hence one transaction: a claim, a page's batch of links with its
-done mark, a release.  The frontier's claims are told apart by the
-connection's backend pid: a claim whose backend is gone (the crawler was
-killed, or lost its connection) can be taken again by anyone.
+done mark, a release.  The frontier's claims carry the claimer's id (a
+random number per process) and a lease: a claim whose lease ran out (the
+crawler is stopped, or hung) or whose backend is gone (it was killed, or
+lost its connection) can be taken again by anyone.
+
+An error of the database that sending the statement again cannot cure
+stops the crawl: it is logged as an error, the spider closes with the
+reason "sbf_error", and the process exits with status 1.  What was claimed
+and not done stays in the frontier for the next run.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import pickle
+import secrets
+import sys
 import time
 import weakref
 from collections.abc import Sequence
@@ -26,18 +36,31 @@ import psycopg
 from psycopg import errors, sql
 from scrapy import Request, Spider
 from scrapy.settings import BaseSettings
-from scrapy.utils.request import request_from_dict
+from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 logger = logging.getLogger(__name__)
 
 # The meta key of a request that came from the frontier: its row's id
 META_ID = "sbf_id"
 
-# Errors after which a statement is sent again: two crawlers' batches
-# waiting for each other's adds (shared.md, "Limits and surprises"), and a
-# connection lost (its claims are anyone's now; the done mark is still due)
-RETRIED = (errors.DeadlockDetected, errors.SerializationFailure, psycopg.OperationalError)
+# Errors after which a statement is sent again at once, up to ATTEMPTS
+# times: two crawlers' batches waiting for each other's adds (shared.md,
+# "Limits and surprises").  A lost connection is tried again for up to
+# SBF_RECONNECT_TIMEOUT seconds (its claims are anyone's now; the done mark
+# is still due).  Any other error is the same the next time: it stops the
+# crawl (StoreError).
+CONFLICTS = (errors.DeadlockDetected, errors.SerializationFailure)
 ATTEMPTS = 3
+# SQLSTATEs of a server going away: admin_shutdown, crash_shutdown,
+# cannot_connect_now; and the connection_exception class
+SERVER_GONE = ("57P01", "57P02", "57P03")
+
+# The reason a crawl stopped by the store closes with
+FINISH_REASON = "sbf_error"
+
+
+class StoreError(Exception):
+    """The database refused a statement for good: the crawl stops."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,8 @@ class Config:
     strip_params: tuple[str, ...] = ()
     claim_batch: int = 8
     idle_poll: float = 0.5
+    claim_timeout: float = 300.0
+    reconnect_timeout: float = 60.0
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -71,6 +96,8 @@ class Config:
             strip_params=tuple(settings.getlist("SBF_STRIP_PARAMS")),
             claim_batch=max(1, settings.getint("SBF_CLAIM_BATCH", cls.claim_batch)),
             idle_poll=settings.getfloat("SBF_IDLE_POLL", cls.idle_poll),
+            claim_timeout=settings.getfloat("SBF_CLAIM_TIMEOUT", cls.claim_timeout),
+            reconnect_timeout=settings.getfloat("SBF_RECONNECT_TIMEOUT", cls.reconnect_timeout),
         )
 
 
@@ -91,12 +118,15 @@ def _qualified(name: str, suffix: str = "") -> sql.Identifier:
     return sql.Identifier(*parts)
 
 
-# Rows go queued -> claimed -> done.  A claimed row records the backend that
-# claimed it and when; claims counts how many times it was claimed (more
-# than once only when a claimer died with it).  url is the canonical URL
-# (url_canonical), host its url_host; request is the pickled
-# Request.to_dict().  The partial indexes serve the claims: by priority,
-# by host (with a delay), and the few claimed rows (liveness of claimers).
+# Rows go queued -> claimed -> done.  A claimed row records its claimer
+# (a random id per crawler process), the claimer's backend pid (NULL behind
+# a pooler), when it was claimed and until when the claim holds (a lease
+# the claimer renews while it runs); claims counts how many times it was
+# claimed (more than once only when a claimer died or stopped with it).
+# url is the canonical URL (url_canonical), host its url_host; request is
+# the pickled Request.to_dict().  The partial indexes serve the claims: by
+# priority, by host (with a delay), and the few claimed rows.  A frontier
+# made by sbf_scrapy 1.1 gains the columns it lacks.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {frontier} (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -113,11 +143,14 @@ CREATE TABLE IF NOT EXISTS {frontier} (
     done_at timestamptz,
     error text
 );
+ALTER TABLE {frontier}
+    ADD COLUMN IF NOT EXISTS claimer bigint,
+    ADD COLUMN IF NOT EXISTS claimed_until timestamptz;
 CREATE INDEX IF NOT EXISTS {queued_index} ON {frontier} (priority DESC, id)
     WHERE state = 'queued';
 CREATE INDEX IF NOT EXISTS {host_index} ON {frontier} (host, priority DESC, id)
     WHERE state <> 'done';
-CREATE INDEX IF NOT EXISTS {claimed_index} ON {frontier} (claimed_by)
+CREATE INDEX IF NOT EXISTS {claimer_index} ON {frontier} (claimer)
     WHERE state = 'claimed';
 CREATE TABLE IF NOT EXISTS {hosts} (
     host text PRIMARY KEY,
@@ -125,35 +158,55 @@ CREATE TABLE IF NOT EXISTS {hosts} (
 );
 """
 
-# A row claimed by a backend that is gone.  backend_start tells a backend
-# that reused the pid from the claimer; it is NULL for another role's
-# backend when the user may not see it (not pg_read_all_stats): such a
-# claim counts as alive.
+# A claim that no longer holds: its lease ran out, or its backend is gone.
+# backend_start tells a backend that reused the pid from the claimer; it is
+# NULL for another role's backend when the user may not see it (not
+# pg_read_all_stats): such a backend counts as alive, and the lease decides.
 DEAD_CLAIM = """
-f.state = 'claimed' AND NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a
-     WHERE a.pid = f.claimed_by
-       AND (a.backend_start IS NULL OR a.backend_start <= f.claimed_at))
+f.state = 'claimed' AND (
+    f.claimed_until < now()
+    OR (f.claimed_by IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM pg_stat_activity a
+         WHERE a.pid = f.claimed_by
+           AND (a.backend_start IS NULL OR a.backend_start <= f.claimed_at))))
+"""
+
+# How a claim marks its rows: this claimer's, for the lease's length
+CLAIMED = """
+   SET state = 'claimed', claimer = %(claimer)s, claimed_by = %(backend)s,
+       claimed_at = now(), claimed_until = now() + nullif(%(lease)s, 0) * interval '1 second',
+       claims = f.claims + 1
+"""
+
+# The canonical URLs of a list (NULL: invalid), with no other effect: for
+# the requests whose filter key is a fingerprint, and for a redirect
+CANONICAL = """
+SELECT url_canonical(u, %(query)s, %(strip)s::text[], strict => false)
+  FROM unnest(%(urls)s::text[]) WITH ORDINALITY AS l(u, ord)
+ ORDER BY ord
 """
 
 # One page's links, and its done mark, in one statement.  The links are
 # canonicalised (NULL: invalid, dropped), tested and added in input order
-# (a repeat within the batch is seen; a NULL is answered NULL), and the new
-# ones queued; their hosts enter the hosts table.  $id is the page's row
-# (NULL for start requests).  The filter's adds are transactional: if this
-# statement does not commit, neither do they.
+# by their key (the canonical URL, or the fingerprint the client computed:
+# a repeat within the batch is seen), and the new ones queued; their hosts
+# enter the hosts table.  $id is the page's row (NULL for start requests).
+# The filter's adds are transactional: if this statement does not commit,
+# neither do they.
 BATCH = """
 WITH links AS MATERIALIZED (
-    SELECT l.ord, l.request, l.priority, l.dont_filter,
-           url_canonical(l.url, %(query)s, %(strip)s::text[], strict => false) AS url
-      FROM unnest(%(urls)s::text[], %(requests)s::bytea[], %(priorities)s::integer[],
-                  %(dont_filter)s::boolean[])
-           WITH ORDINALITY AS l(url, request, priority, dont_filter, ord)
+    SELECT l.ord, l.request, l.priority, l.dont_filter, c.url,
+           CASE WHEN c.url IS NOT NULL THEN coalesce(l.key, c.url) END AS key
+      FROM unnest(%(urls)s::text[], %(keys)s::text[], %(requests)s::bytea[],
+                  %(priorities)s::integer[], %(dont_filter)s::boolean[])
+           WITH ORDINALITY AS l(url, key, request, priority, dont_filter, ord)
+     CROSS JOIN LATERAL url_canonical(l.url, %(query)s, %(strip)s::text[], strict => false)
+           AS c(url)
 ), tested AS (
     SELECT t.ord, t.seen
-      FROM (SELECT array_agg(url ORDER BY ord) AS urls, array_agg(ord ORDER BY ord) AS ords
+      FROM (SELECT array_agg(key ORDER BY ord) AS keys, array_agg(ord ORDER BY ord) AS ords
               FROM links) a,
-           unnest(a.ords, shared_test_and_add(%(filter)s::regclass, a.urls)) AS t(ord, seen)
+           unnest(a.ords, shared_test_and_add(%(filter)s::regclass, a.keys)) AS t(ord, seen)
 ), queued AS (
     INSERT INTO {frontier} (url, host, priority, request)
     SELECT l.url, coalesce(url_host(l.url, strict => false), ''), l.priority, l.request
@@ -175,13 +228,13 @@ SELECT (SELECT count(*) FROM queued),
        EXISTS (SELECT 1 FROM done)
 """
 
-# A claim without a delay: rows of dead claimers first, then queued rows
-# by priority, first in first out; rows another claim has locked are
-# skipped, so claimers never wait for one another.
+# A claim without a delay: rows of dead claims first, then queued rows by
+# priority, first in first out; rows another claim has locked are skipped,
+# so claimers never wait for one another.
 CLAIM = """
 WITH dead AS (
     SELECT f.id FROM {frontier} f
-     WHERE f.state <> 'done' AND """ + DEAD_CLAIM + """
+     WHERE """ + DEAD_CLAIM + """
      LIMIT %(n)s
        FOR UPDATE SKIP LOCKED
 ), fresh AS (
@@ -193,9 +246,7 @@ WITH dead AS (
 ), picked AS (
     SELECT id FROM dead UNION ALL SELECT id FROM fresh LIMIT %(n)s
 )
-UPDATE {frontier} f
-   SET state = 'claimed', claimed_by = pg_backend_pid(), claimed_at = now(),
-       claims = f.claims + 1
+UPDATE {frontier} f""" + CLAIMED + """
   FROM picked p
  WHERE f.id = p.id
 RETURNING f.id, f.url, f.request
@@ -229,20 +280,25 @@ WITH due AS (
       FROM picked p
      WHERE h.host = p.host
 )
-UPDATE {frontier} f
-   SET state = 'claimed', claimed_by = pg_backend_pid(), claimed_at = now(),
-       claims = f.claims + 1
+UPDATE {frontier} f""" + CLAIMED + """
   FROM picked p
  WHERE f.id = p.id
 RETURNING f.id, f.url, f.request
 """
 
-# Work may still come: queued rows, or rows claimed by another backend
+# This claimer's leases, renewed
+RENEW = """
+UPDATE {frontier}
+   SET claimed_until = now() + nullif(%(lease)s, 0) * interval '1 second'
+ WHERE state = 'claimed' AND claimer = %(claimer)s
+"""
+
+# Work may still come: queued rows, or rows claimed by another claimer
 # (alive, its pages may bring links; dead, its rows are claimable)
 PENDING = """
 SELECT EXISTS (SELECT 1 FROM {frontier} WHERE state = 'queued')
     OR EXISTS (SELECT 1 FROM {frontier}
-                WHERE state = 'claimed' AND claimed_by <> pg_backend_pid())
+                WHERE state = 'claimed' AND claimer IS DISTINCT FROM %(claimer)s)
 """
 
 # A page that ends without links: failed for good, or ignored
@@ -252,27 +308,43 @@ UPDATE {frontier}
  WHERE id = %(id)s AND state <> 'done'
 """
 
-# Back to the queue: this backend's claims that it will not finish
+# Back to the queue: this claimer's claims that it will not finish
 RELEASE = """
 UPDATE {frontier}
-   SET state = 'queued', claimed_by = NULL, claimed_at = NULL
- WHERE state = 'claimed' AND claimed_by = pg_backend_pid()
+   SET state = 'queued', claimer = NULL, claimed_by = NULL, claimed_at = NULL,
+       claimed_until = NULL
+ WHERE state = 'claimed' AND claimer = %(claimer)s
 """
 
-# A request that comes back for a row being fetched (a retry, a redirect):
-# true if it is to be fetched, false if its URL is invalid or was seen
-FOLLOW = """
-SELECT CASE WHEN c IS NULL THEN false
-            WHEN c = %(row_url)s THEN true
-            ELSE NOT shared_test_and_add(%(filter)s::regclass, c) END
+# The dupefilter's one round trip: a request with an invalid URL is seen.
+# key: the fingerprint (NULL: the canonical URL is the key)
+SEEN = """
+SELECT coalesce(shared_test_and_add(%(filter)s::regclass, CASE WHEN c IS NOT NULL
+                                    THEN coalesce(%(key)s, c) END), true)
   FROM url_canonical(%(url)s, %(query)s, %(strip)s::text[], strict => false) AS c
 """
 
-# The dupefilter's one round trip: a request with an invalid URL is seen
-SEEN = """
-SELECT coalesce(shared_test_and_add(%(filter)s::regclass,
-                url_canonical(%(url)s, %(query)s, %(strip)s::text[], strict => false)), true)
-"""
+
+class Claimed(NamedTuple):
+    """A row this process claimed: its canonical URL, and the method and
+    body of its request (a request that comes back with all three is a
+    retry of it)."""
+
+    url: str
+    method: str
+    body: bytes
+
+
+def _exit_failed() -> None:
+    """At the end of a process whose crawl the store stopped: exit status 1
+    (Scrapy 2.8's `scrapy crawl` exits 0 whatever the finish reason)."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(1)
 
 
 class Store:
@@ -287,37 +359,55 @@ class Store:
         middlewares."""
         store = cls._stores.get(crawler)
         if store is None:
-            store = cls(Config.from_settings(crawler.settings), crawler.stats)
+            store = cls(Config.from_settings(crawler.settings), crawler.stats,
+                        getattr(crawler, "request_fingerprinter", None), crawler)
             cls._stores[crawler] = store
         return store
 
-    def __init__(self, config: Config, stats=None):
+    def __init__(self, config: Config, stats=None, fingerprinter=None, crawler=None):
         self.config = config
         self.stats = stats
+        self._crawler = weakref.ref(crawler) if crawler is not None else None
         self._conn: psycopg.Connection | None = None
         self._tables = False
-        # id -> canonical URL of the rows this process claimed and has not
-        # marked done: in the scheduler's buffer, or being fetched
-        self.claimed: dict[int, str] = {}
+        # why the store stopped the crawl, once it has
+        self.error: str | None = None
+        # this process's claims: id -> what was claimed, of the rows in the
+        # scheduler's buffer or being fetched, not yet marked done
+        self.claimer = secrets.randbits(63)
+        self.claimed: dict[int, Claimed] = {}
+        # a fingerprinter other than Scrapy's default decides every key;
+        # with the default, a GET without a body is keyed by its URL
+        self.fingerprinter = fingerprinter
+        self.custom_keys = (fingerprinter is not None
+                            and type(fingerprinter) is not RequestFingerprinter)
+        last = config.frontier.split(".")[-1]
         names = {
             "frontier": _qualified(config.frontier),
             "hosts": _qualified(config.frontier, "_hosts"),
-            "queued_index": sql.Identifier(config.frontier.split(".")[-1] + "_queued"),
-            "host_index": sql.Identifier(config.frontier.split(".")[-1] + "_host"),
-            "claimed_index": sql.Identifier(config.frontier.split(".")[-1] + "_claimed"),
+            "queued_index": sql.Identifier(last + "_queued"),
+            "host_index": sql.Identifier(last + "_host"),
+            "claimer_index": sql.Identifier(last + "_claimer"),
         }
         self._sql = {
             key: sql.SQL(text).format(**names)
             for key, text in (
                 ("schema", SCHEMA), ("batch", BATCH), ("claim", CLAIM),
-                ("claim_polite", CLAIM_POLITE), ("pending", PENDING), ("done", DONE),
-                ("release", RELEASE), ("follow", FOLLOW), ("seen", SEEN),
+                ("claim_polite", CLAIM_POLITE), ("renew", RENEW), ("pending", PENDING),
+                ("done", DONE), ("release", RELEASE), ("canonical", CANONICAL),
+                ("seen", SEEN),
             )
         }
         self._url_params = {
             "filter": config.filter,
             "query": config.query,
             "strip": list(config.strip_params),
+        }
+        self._claim_params = {
+            "claimer": self.claimer,
+            # seconds a claim holds unless renewed; 0: until its backend is gone
+            "lease": max(0.0, config.claim_timeout),
+            "backend": None,
         }
 
     # connection and schema
@@ -327,9 +417,13 @@ class Store:
         hosts tables) unless they exist."""
         if tables and not self._tables:
             self._tables = True
-            if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            if self._usable(self._conn):
                 self._make_schema(self._conn)
-        self._connect()
+        self._run_guarded(self._connect)
+
+    @staticmethod
+    def _usable(conn: psycopg.Connection | None) -> bool:
+        return conn is not None and not conn.closed and not conn.broken
 
     def _make_schema(self, conn: psycopg.Connection) -> None:
         # Crawlers starting together: one makes the filter and the tables,
@@ -344,38 +438,112 @@ class Store:
                 conn.execute(self._sql["schema"])
 
     def _connect(self) -> psycopg.Connection:
-        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+        if self._usable(self._conn):
             return self._conn
         if self._conn is not None:
             self._conn.close()
         conn = psycopg.connect(self.config.dsn, autocommit=True)
+        conn.add_notice_handler(self._notice)
         self._make_schema(conn)
         self._conn = conn
+        self._claim_params["backend"] = conn.info.backend_pid
         logger.debug("sbf_scrapy: connected, backend pid %d", conn.info.backend_pid)
         return conn
+
+    @staticmethod
+    def _notice(diag: psycopg.errors.Diagnostic) -> None:
+        """The server's warnings (a filter given more values than its
+        capacity, say) in Scrapy's log as warnings, its notices as info."""
+        level = logging.WARNING if diag.severity_nonlocalized == "WARNING" else logging.INFO
+        message = diag.message_primary
+        if diag.message_detail:
+            message += f" ({diag.message_detail})"
+        if diag.message_hint:
+            message += f" Hint: {diag.message_hint}"
+        logger.log(level, "sbf_scrapy: PostgreSQL %s: %s", diag.severity, message)
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
 
-    def _run(self, key: str, params: dict[str, Any]) -> list[tuple]:
-        """Runs one statement (one transaction), again after a deadlock, a
-        serialization failure or a lost connection; returns its rows."""
-        for attempt in range(1, ATTEMPTS + 1):
-            try:
-                cur = self._connect().execute(self._sql[key], params)
-                return cur.fetchall() if cur.description else []
-            except RETRIED as exc:
-                if attempt == ATTEMPTS:
-                    raise
-                logger.warning("sbf_scrapy: %s, trying again: %s", type(exc).__name__, exc)
-                if isinstance(exc, psycopg.OperationalError):
-                    # a server restarting: give it a moment
-                    time.sleep(0.5 * attempt)
-        raise AssertionError("unreachable")
+    def _lost(self, exc: Exception) -> bool:
+        """Whether an error is a lost connection (or none made), which a
+        new connection may cure."""
+        if self._conn is not None and (self._conn.closed or self._conn.broken):
+            return True
+        sqlstate = getattr(exc, "sqlstate", None)
+        if sqlstate is None:
+            # raised by psycopg itself: no connection to the server
+            return isinstance(exc, psycopg.OperationalError)
+        return sqlstate.startswith("08") or sqlstate in SERVER_GONE
 
-    def _inc(self, key: str, count: int = 1) -> None:
+    def _run_guarded(self, call):
+        """Calls call() (a statement, or a connection): again at once after
+        a deadlock or a serialization failure (up to ATTEMPTS times), again
+        after a lost connection until SBF_RECONNECT_TIMEOUT has passed.
+        Any other error stops the crawl (StoreError)."""
+        if self.error is not None:
+            raise StoreError(self.error)
+        conflicts = 0
+        deadline = None
+        pause = 0.25
+        while True:
+            started = time.perf_counter()
+            try:
+                return call()
+            except psycopg.Error as exc:
+                if isinstance(exc, CONFLICTS) and conflicts + 1 < ATTEMPTS:
+                    conflicts += 1
+                    logger.warning("sbf_scrapy: %s, trying again: %s", type(exc).__name__, exc)
+                    continue
+                if self._lost(exc):
+                    now = time.monotonic()
+                    if deadline is None:
+                        deadline = now + self.config.reconnect_timeout
+                    if now < deadline:
+                        logger.warning("sbf_scrapy: no connection to PostgreSQL, trying again"
+                                       " in %.2g s: %s", pause, exc)
+                        # the reactor waits too: nothing goes on without the
+                        # database
+                        time.sleep(min(pause, max(0.0, deadline - now)))
+                        pause = min(pause * 2, 5.0)
+                        continue
+                self._fail(exc)
+            finally:
+                self._inc("db_seconds", time.perf_counter() - started)
+
+    def _fail(self, exc: Exception):
+        """Stops the crawl: logs the error, closes the spider with the
+        reason "sbf_error", makes the process exit with status 1; raises
+        StoreError."""
+        if self.error is None:
+            self.error = f"{type(exc).__name__}: {exc}".strip()
+            logger.error("sbf_scrapy: PostgreSQL refused a statement, the crawl stops"
+                         " (what is claimed and not done stays in the frontier): %s",
+                         self.error)
+            if self.stats is not None:
+                self.stats.set_value("sbf/error", self.error)
+            crawler = self._crawler() if self._crawler is not None else None
+            spider = getattr(crawler, "spider", None)
+            engine = getattr(crawler, "engine", None)
+            if engine is not None and spider is not None:
+                from twisted.internet import reactor
+
+                reactor.callLater(0, engine.close_spider, spider, FINISH_REASON)
+            atexit.register(_exit_failed)
+        raise StoreError(self.error) from exc
+
+    def _run(self, key: str, params: dict[str, Any]) -> list[tuple]:
+        """Runs one statement (one transaction); returns its rows."""
+
+        def call():
+            cur = self._connect().execute(self._sql[key], params)
+            return cur.fetchall() if cur.description else []
+
+        return self._run_guarded(call)
+
+    def _inc(self, key: str, count: float = 1) -> None:
         if self.stats is not None and count:
             self.stats.inc_value(f"sbf/{key}", count)
 
@@ -397,16 +565,45 @@ class Store:
         request.meta[META_ID] = row_id
         return request
 
+    def _plain(self, request: Request) -> bool:
+        """Whether a request's key is its canonical URL: a GET without a
+        body, with Scrapy's default fingerprinter."""
+        return not self.custom_keys and request.method == "GET" and not request.body
+
+    def canonical(self, urls: Sequence[str]) -> list[str | None]:
+        """url_canonical of each URL, as the filter's adds see it (None:
+        invalid)."""
+        if not urls:
+            return []
+        return [row[0] for row in self._run("canonical", dict(self._url_params, urls=list(urls)))]
+
+    def keys(self, requests: Sequence[Request]) -> list[str | None]:
+        """The filter key of each request: None where it is the canonical
+        URL, else the hex of the crawler's fingerprint of the request at its
+        canonical URL (so method, body, and whatever a custom fingerprinter
+        looks at, tell requests apart, and URL aliases still do not)."""
+        keys: list[str | None] = [None] * len(requests)
+        where = [i for i, r in enumerate(requests) if not self._plain(r)]
+        if not where or self.fingerprinter is None:
+            return keys
+        canonical = self.canonical([requests[i].url for i in where])
+        for i, url in zip(where, canonical):
+            if url is not None:
+                request = requests[i].replace(url=url)
+                keys[i] = self.fingerprinter.fingerprint(request).hex()
+        return keys
+
     # the statements
 
     def add(self, requests: Sequence[Request], spider: Spider,
             done_id: int | None = None, error: str | None = None) -> Added:
         """Queues the new ones of requests and marks row done_id done, in
         one transaction."""
-        urls, blobs, priorities, dont_filter = [], [], [], []
+        stored: list[Request] = []
+        blobs = []
         for request in requests:
             try:
-                blob = self.serialise(request, spider)
+                blobs.append(self.serialise(request, spider))
             except (ValueError, pickle.PicklingError, TypeError, AttributeError) as exc:
                 # a callback that is not a spider method, meta that does
                 # not pickle: the request cannot be stored
@@ -414,16 +611,15 @@ class Store:
                              extra={"spider": spider})
                 self._inc("unstorable")
                 continue
-            urls.append(request.url)
-            blobs.append(blob)
-            priorities.append(request.priority)
-            dont_filter.append(request.dont_filter)
-        params = dict(self._url_params, urls=urls, requests=blobs, priorities=priorities,
-                      dont_filter=dont_filter, id=done_id, error=error)
+            stored.append(request)
+        params = dict(self._url_params,
+                      urls=[r.url for r in stored], keys=self.keys(stored), requests=blobs,
+                      priorities=[r.priority for r in stored],
+                      dont_filter=[r.dont_filter for r in stored], id=done_id, error=error)
         queued, invalid, done = self._run("batch", params)[0]
         if done_id is not None:
             self.claimed.pop(done_id, None)
-        self._inc("links", len(urls))
+        self._inc("links", len(stored))
         self._inc("links_queued", queued)
         self._inc("links_invalid", invalid)
         self._inc("pages_done", int(done))
@@ -431,7 +627,7 @@ class Store:
 
     def claim(self, spider: Spider) -> list[Request]:
         """Claims up to SBF_CLAIM_BATCH rows; their requests, in order."""
-        params: dict[str, Any] = {"n": self.config.claim_batch}
+        params: dict[str, Any] = dict(self._claim_params, n=self.config.claim_batch)
         if self.config.delay > 0:
             params["delay"] = self.config.delay
             rows = self._run("claim_polite", params)
@@ -439,24 +635,34 @@ class Store:
             rows = self._run("claim", params)
         requests = []
         for row_id, url, data in sorted(rows):
-            self.claimed[row_id] = url
+            self.claimed[row_id] = Claimed(url, "GET", b"")
             try:
-                requests.append(self.deserialise(row_id, url, data, spider))
+                request = self.deserialise(row_id, url, data, spider)
             except Exception as exc:
                 # a callback renamed since the row was stored, say
                 logger.error("sbf_scrapy: cannot load row %d (%s): %s", row_id, url, exc,
                              extra={"spider": spider})
                 self.mark_done(row_id, f"cannot load the request: {exc}")
+                continue
+            self.claimed[row_id] = Claimed(url, request.method, request.body)
+            requests.append(request)
         self._inc("claimed", len(rows))
         return requests
 
-    def follow(self, request: Request, row_url: str) -> bool:
-        """Whether a request that comes back for a claimed row (a retry, a
-        redirect) is to be fetched: same URL, or a new one."""
-        if request.dont_filter:
+    def is_retry(self, request: Request, row: Claimed) -> bool:
+        """Whether a request that comes back for a claimed row is the row's
+        own (a retry, or a redirect to another form of its URL, fetched as
+        the site asks) rather than a redirect elsewhere."""
+        if (request.method, request.body) != (row.method, row.body):
+            return False
+        if request.url == row.url:
             return True
-        params = dict(self._url_params, url=request.url, row_url=row_url)
-        return bool(self._run("follow", params)[0][0])
+        return self.canonical([request.url])[0] == row.url
+
+    def renew(self) -> None:
+        """Renews the lease of this process's claims."""
+        if self.claimed and self.error is None:
+            self._run("renew", self._claim_params)
 
     def mark_done(self, row_id: int, error: str | None = None) -> None:
         """Marks a row done without links: its fetch failed for good, or
@@ -466,16 +672,21 @@ class Store:
         self._inc("pages_failed" if error else "pages_done")
 
     def has_pending(self) -> bool:
-        return bool(self._run("pending", {})[0][0])
+        return bool(self._run("pending", self._claim_params)[0][0])
 
     def release(self) -> None:
-        """Puts this backend's unfinished claims back in the queue."""
-        if self._conn is None or self._conn.closed or self._conn.broken:
+        """Puts this process's unfinished claims back in the queue (also
+        after the store stopped the crawl, if the database answers)."""
+        if not self._usable(self._conn):
             return
-        self._run("release", {})
+        try:
+            self._conn.execute(self._sql["release"], self._claim_params)
+        except psycopg.Error as exc:
+            logger.warning("sbf_scrapy: cannot put the claims back in the queue (they are"
+                           " taken again once their lease runs out): %s", exc)
         self.claimed.clear()
 
-    def seen(self, url: str) -> bool:
-        """The dupefilter's test-and-add of one URL (invalid: seen)."""
-        return bool(self._run("seen", dict(self._url_params, url=url))[0][0])
-
+    def seen(self, request: Request) -> bool:
+        """The dupefilter's test-and-add of one request (invalid URL: seen)."""
+        key = self.keys([request])[0]
+        return bool(self._run("seen", dict(self._url_params, url=request.url, key=key))[0][0])

@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import scrapy
 from scrapy.crawler import CrawlerProcess
+from scrapy.utils.request import fingerprint
 from w3lib.url import canonicalize_url
 
 STRIP_PARAMS: list[str] = []
@@ -51,8 +52,20 @@ class LinkSpider(scrapy.Spider):
 
     def parse(self, response):
         yield {"url": response.url, "title": response.css("title::text").get()}
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href, callback=self.parse)
+        for link in response.css("a"):
+            href = link.attrib.get("href")
+            if href is None:
+                continue
+            # a link with hreflang: asked for in that language
+            language = link.attrib.get("hreflang")
+            headers = {"Accept-Language": language} if language else None
+            yield response.follow(href, callback=self.parse, headers=headers)
+        # a POST form: submitted with its fields
+        for form in response.css('form[method="post"]'):
+            fields = {i.attrib["name"]: i.attrib.get("value", "")
+                      for i in form.css("input[name]")}
+            yield scrapy.FormRequest(response.urljoin(form.attrib.get("action", "")),
+                                     formdata=fields, callback=self.parse)
 
 
 def strip_params(url: str) -> str:
@@ -71,6 +84,23 @@ class CanonicalFingerprinter:
         url = canonicalize_url(strip_params(request.url), keep_fragments=False)
         key = b" ".join([request.method.encode(), url.encode(), request.body])
         return hashlib.sha1(key).digest()
+
+
+class LanguageFingerprinter:
+    """Scrapy's fingerprint, with the Accept-Language header
+    (--fingerprinter language): a page asked for in two languages is two
+    requests."""
+
+    def fingerprint(self, request: scrapy.Request) -> bytes:
+        return fingerprint(request, include_headers=["Accept-Language"])
+
+
+def value(text: str):
+    """A --set value: JSON if it is, else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def settings_for(args: argparse.Namespace) -> dict:
@@ -102,6 +132,11 @@ def settings_for(args: argparse.Namespace) -> dict:
         settings.update(sbf)
     elif args.mode == "scrapy-canonical":
         settings["REQUEST_FINGERPRINTER_CLASS"] = CanonicalFingerprinter
+    if args.fingerprinter == "language":
+        settings["REQUEST_FINGERPRINTER_CLASS"] = LanguageFingerprinter
+    for setting in args.set:
+        name, _, text = setting.partition("=")
+        settings[name] = value(text)
     return settings
 
 
@@ -118,6 +153,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--stats", help="file to write Scrapy's stats to, as JSON")
+    parser.add_argument("--fingerprinter", choices=["default", "language"], default="default",
+                        help="REQUEST_FINGERPRINTER_CLASS: Scrapy's, or one that adds"
+                        " Accept-Language")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="any other setting (VALUE read as JSON if it is)")
     args = parser.parse_args(argv)
     STRIP_PARAMS.extend(p for p in args.strip_params.split(",") if p)
     args.strip_params = STRIP_PARAMS
