@@ -13,6 +13,7 @@ up by the others, or by itself restarted.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 
 from scrapy import Request, Spider
@@ -35,6 +36,8 @@ class FrontierScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self._poll: task.LoopingCall | None = None
         self._renew: task.LoopingCall | None = None
+        # since when next_request has found no work (SBF_IDLE_BEFORE_CLOSE)
+        self._idle_since: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
@@ -66,6 +69,11 @@ class FrontierScheduler(BaseScheduler):
         self.buffer.clear()
         try:
             self.store.release()
+            if (not self.store.config.persist and reason == "finished"
+                    and self.store.error is None):
+                self.store.flush("SBF_PERSIST off")
+        except StoreError:
+            pass
         finally:
             self.store.close()
 
@@ -89,12 +97,26 @@ class FrontierScheduler(BaseScheduler):
     # spider): here they only end the call
 
     def has_pending_requests(self) -> bool:
+        """Work in the buffer, queued, or in another crawler's hands; or,
+        with SBF_IDLE_BEFORE_CLOSE, none yet for less than that long (or
+        none ever, if it is negative: the crawler waits for pushed URLs
+        until it is stopped)."""
         if self.buffer:
             return True
         try:
-            return self.store.has_pending()
+            if self.store.has_pending():
+                return True
         except StoreError:
             return False
+        wait = self.store.config.idle_before_close
+        if wait == 0:
+            return False
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+            logger.info("sbf_scrapy: the frontier is empty; waiting for work%s",
+                        "" if wait < 0 else f" for up to {wait:g} s")
+        return wait < 0 or now - self._idle_since < wait
 
     def enqueue_request(self, request: Request) -> bool:
         """Start requests and whatever else reaches the engine go through
@@ -129,6 +151,7 @@ class FrontierScheduler(BaseScheduler):
                 return None
         if not self.buffer:
             return None
+        self._idle_since = None
         self.stats.inc_value("scheduler/dequeued/sbf", spider=self.spider)
         return self.buffer.popleft()
 

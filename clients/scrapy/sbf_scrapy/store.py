@@ -63,6 +63,16 @@ class StoreError(Exception):
     """The database refused a statement for good: the crawl stops."""
 
 
+# The orders a claim takes queued rows in (SBF_QUEUE_ORDER): by priority
+# then first in first out, as Scrapy's and scrapy-redis's priority queues;
+# first in first out (breadth-first); last in first out (depth-first)
+ORDERS = {
+    "priority": "f.priority DESC, f.id",
+    "fifo": "f.id",
+    "lifo": "f.id DESC",
+}
+
+
 @dataclass(frozen=True)
 class Config:
     """The SBF_* settings (docs/scrapy.md, "Settings")."""
@@ -80,6 +90,10 @@ class Config:
     idle_poll: float = 0.5
     claim_timeout: float = 300.0
     reconnect_timeout: float = 60.0
+    idle_before_close: float = 0.0
+    queue_order: str = "priority"
+    persist: bool = True
+    flush_on_start: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -98,7 +112,16 @@ class Config:
             idle_poll=settings.getfloat("SBF_IDLE_POLL", cls.idle_poll),
             claim_timeout=settings.getfloat("SBF_CLAIM_TIMEOUT", cls.claim_timeout),
             reconnect_timeout=settings.getfloat("SBF_RECONNECT_TIMEOUT", cls.reconnect_timeout),
+            idle_before_close=settings.getfloat("SBF_IDLE_BEFORE_CLOSE", cls.idle_before_close),
+            queue_order=settings.get("SBF_QUEUE_ORDER", cls.queue_order),
+            persist=settings.getbool("SBF_PERSIST", cls.persist),
+            flush_on_start=settings.getbool("SBF_FLUSH_ON_START", cls.flush_on_start),
         )
+
+    def __post_init__(self):
+        if self.queue_order not in ORDERS:
+            raise ValueError(f"SBF_QUEUE_ORDER must be one of {', '.join(ORDERS)},"
+                             f" not {self.queue_order!r}")
 
 
 class Added(NamedTuple):
@@ -124,16 +147,18 @@ def _qualified(name: str, suffix: str = "") -> sql.Identifier:
 # the claimer renews while it runs); claims counts how many times it was
 # claimed (more than once only when a claimer died or stopped with it).
 # url is the canonical URL (url_canonical), host its url_host; request is
-# the pickled Request.to_dict().  The partial indexes serve the claims: by
-# priority, by host (with a delay), and the few claimed rows.  A frontier
-# made by sbf_scrapy 1.1 gains the columns it lacks.
+# the pickled Request.to_dict() (NULL: queued by the push function).  The
+# partial indexes serve the claims: by priority, by id (SBF_QUEUE_ORDER
+# fifo and lifo), by host (with a delay), and the few claimed rows.  A
+# frontier made by sbf_scrapy 1.1 gains what it lacks (UPGRADE) before
+# the indexes are made.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {frontier} (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     url text NOT NULL,
     host text NOT NULL,
     priority integer NOT NULL DEFAULT 0,
-    request bytea NOT NULL,
+    request bytea,
     state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'claimed', 'done')),
     queued_at timestamptz NOT NULL DEFAULT now(),
     claims integer NOT NULL DEFAULT 0,
@@ -141,21 +166,71 @@ CREATE TABLE IF NOT EXISTS {frontier} (
     claimed_at timestamptz,
     done_by integer,
     done_at timestamptz,
-    error text
+    error text,
+    claimer bigint,
+    claimed_until timestamptz
 );
-ALTER TABLE {frontier}
-    ADD COLUMN IF NOT EXISTS claimer bigint,
-    ADD COLUMN IF NOT EXISTS claimed_until timestamptz;
+CREATE TABLE IF NOT EXISTS {hosts} (
+    host text PRIMARY KEY,
+    next_fetch timestamptz NOT NULL DEFAULT '-infinity'
+);
+"""
+
+INDEXES = """
 CREATE INDEX IF NOT EXISTS {queued_index} ON {frontier} (priority DESC, id)
+    WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS {queued_id_index} ON {frontier} (id)
     WHERE state = 'queued';
 CREATE INDEX IF NOT EXISTS {host_index} ON {frontier} (host, priority DESC, id)
     WHERE state <> 'done';
 CREATE INDEX IF NOT EXISTS {claimer_index} ON {frontier} (claimer)
     WHERE state = 'claimed';
-CREATE TABLE IF NOT EXISTS {hosts} (
-    host text PRIMARY KEY,
-    next_fetch timestamptz NOT NULL DEFAULT '-infinity'
-);
+"""
+
+# A frontier made by sbf_scrapy 1.1: the columns of claims with a lease,
+# and requests that may be NULL (queued by the push function)
+UPGRADE = """
+ALTER TABLE {frontier}
+    ADD COLUMN IF NOT EXISTS claimer bigint,
+    ADD COLUMN IF NOT EXISTS claimed_until timestamptz,
+    ALTER COLUMN request DROP NOT NULL
+"""
+
+# The push function, for anyone to queue URLs into a running crawl
+# (scrapy-redis's lpush): canonicalised, tested and added as the crawlers
+# do, queued with a NULL request (fetched as Request(url), the spider's
+# parse).  It is made again by each crawler that starts, with its filter
+# and canonicalisation settings.  Returns how many URLs were queued.
+PUSH = """
+CREATE OR REPLACE FUNCTION {push}(urls text[], priority integer DEFAULT 0)
+RETURNS bigint LANGUAGE sql AS $push$
+WITH links AS MATERIALIZED (
+    SELECT l.ord, url_canonical(l.url, {query}, {strip}::text[], strict => false) AS url
+      FROM unnest($1) WITH ORDINALITY AS l(url, ord)
+), queued AS (
+    INSERT INTO {frontier} (url, host, priority)
+    SELECT l.url, coalesce(url_host(l.url, strict => false), ''), $2
+      FROM (SELECT array_agg(url ORDER BY ord) AS urls, array_agg(ord ORDER BY ord) AS ords
+              FROM links) a,
+           unnest(a.ords, shared_test_and_add({filter}::regclass, a.urls)) AS t(ord, seen)
+      JOIN links l USING (ord)
+     WHERE l.url IS NOT NULL AND NOT t.seen
+     ORDER BY l.ord
+    RETURNING host
+), new_hosts AS (
+    INSERT INTO {hosts} (host) SELECT DISTINCT host FROM queued
+    ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM queued
+$push$
+"""
+
+# A crawl from scratch (SBF_FLUSH_ON_START, or SBF_PERSIST off at the end):
+# the frontier and the hosts emptied, the filter too (shared_reset keeps
+# its parameters); all or nothing
+FLUSH = """
+TRUNCATE {frontier}, {hosts};
+SELECT shared_reset({filter}::regclass);
 """
 
 # A claim that no longer holds: its lease ran out, or its backend is gone.
@@ -169,6 +244,13 @@ f.state = 'claimed' AND (
         SELECT 1 FROM pg_stat_activity a
          WHERE a.pid = f.claimed_by
            AND (a.backend_start IS NULL OR a.backend_start <= f.claimed_at))))
+"""
+
+# A live claim of another claimer: a crawler is at work
+LIVE_CLAIMS = """
+SELECT EXISTS (SELECT 1 FROM {frontier} f
+                WHERE f.state = 'claimed' AND f.claimer IS DISTINCT FROM %(claimer)s
+                  AND (""" + DEAD_CLAIM + """) IS NOT TRUE)
 """
 
 # How a claim marks its rows: this claimer's, for the lease's length
@@ -240,7 +322,7 @@ WITH dead AS (
 ), fresh AS (
     SELECT f.id FROM {frontier} f
      WHERE f.state = 'queued'
-     ORDER BY f.priority DESC, f.id
+     ORDER BY {order}
      LIMIT %(n)s
        FOR UPDATE SKIP LOCKED
 ), picked AS (
@@ -272,7 +354,7 @@ WITH due AS (
            SELECT f.id FROM {frontier} f
             WHERE f.host = d.host AND f.state <> 'done'
               AND (f.state = 'queued' OR """ + DEAD_CLAIM + """)
-            ORDER BY f.priority DESC, f.id
+            ORDER BY {order}
             LIMIT 1
               FOR UPDATE SKIP LOCKED) r
 ), moved AS (
@@ -370,6 +452,7 @@ class Store:
         self._crawler = weakref.ref(crawler) if crawler is not None else None
         self._conn: psycopg.Connection | None = None
         self._tables = False
+        self._flushed = False
         # why the store stopped the crawl, once it has
         self.error: str | None = None
         # this process's claims: id -> what was claimed, of the rows in the
@@ -388,11 +471,19 @@ class Store:
             "queued_index": sql.Identifier(last + "_queued"),
             "host_index": sql.Identifier(last + "_host"),
             "claimer_index": sql.Identifier(last + "_claimer"),
+            "queued_id_index": sql.Identifier(last + "_queued_id"),
+            "push": _qualified(config.frontier, "_push"),
+            "order": sql.SQL(ORDERS[config.queue_order]),
+            "filter": sql.Literal(config.filter),
+            "query": sql.Literal(config.query),
+            "strip": sql.Literal(list(config.strip_params)),
         }
-        self._sql = {
+        self._sql: dict[str, sql.Composable] = {"frontier_name": names["frontier"]}
+        self._sql |= {
             key: sql.SQL(text).format(**names)
             for key, text in (
-                ("schema", SCHEMA), ("batch", BATCH), ("claim", CLAIM),
+                ("schema", SCHEMA), ("upgrade", UPGRADE), ("indexes", INDEXES), ("push", PUSH), ("flush", FLUSH),
+                ("live_claims", LIVE_CLAIMS), ("batch", BATCH), ("claim", CLAIM),
                 ("claim_polite", CLAIM_POLITE), ("renew", RENEW), ("pending", PENDING),
                 ("done", DONE), ("release", RELEASE), ("canonical", CANONICAL),
                 ("seen", SEEN),
@@ -436,6 +527,34 @@ class Store:
             )
             if self._tables:
                 conn.execute(self._sql["schema"])
+                self._upgrade(conn)
+                conn.execute(self._sql["indexes"])
+                conn.execute(self._sql["push"])
+                if self.config.flush_on_start and not self._flushed:
+                    self._flushed = True
+                    self._flush(conn, "SBF_FLUSH_ON_START")
+
+    def _upgrade(self, conn: psycopg.Connection) -> None:
+        """Brings a frontier made by an older sbf_scrapy to this one's
+        columns (an ALTER TABLE only if one is missing: it locks the
+        table)."""
+        missing = conn.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass"
+            " AND attname = 'claimed_until' AND NOT attisdropped)",
+            (self._sql["frontier_name"].as_string(conn),)).fetchone()[0]
+        if missing:
+            conn.execute(self._sql["upgrade"])
+
+    def _flush(self, conn: psycopg.Connection, why: str) -> None:
+        """Empties the frontier, the hosts and the filter (in the caller's
+        transaction), unless another crawler holds a live claim."""
+        params = dict(self._claim_params, backend=None)
+        if conn.execute(self._sql["live_claims"], params).fetchone()[0]:
+            logger.warning("sbf_scrapy: %s: another crawler is at work on the frontier;"
+                           " not emptied", why)
+            return
+        conn.execute(self._sql["flush"])
+        logger.info("sbf_scrapy: %s: the frontier and the filter emptied", why)
 
     def _connect(self) -> psycopg.Connection:
         if self._usable(self._conn):
@@ -557,11 +676,16 @@ class Store:
         return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
-    def deserialise(row_id: int, url: str, data: bytes, spider: Spider) -> Request:
-        """The request of a row, to be fetched at its canonical URL."""
-        fields = pickle.loads(data)
-        fields["url"] = url
-        request = request_from_dict(fields, spider=spider)
+    def deserialise(row_id: int, url: str, data: bytes | None, spider: Spider) -> Request:
+        """The request of a row, to be fetched at its canonical URL; a row
+        queued by the push function (no request) is Request(url), for the
+        spider's parse."""
+        if data is None:
+            request = Request(url)
+        else:
+            fields = pickle.loads(data)
+            fields["url"] = url
+            request = request_from_dict(fields, spider=spider)
         request.meta[META_ID] = row_id
         return request
 
@@ -673,6 +797,18 @@ class Store:
 
     def has_pending(self) -> bool:
         return bool(self._run("pending", self._claim_params)[0][0])
+
+    def flush(self, why: str) -> None:
+        """Empties the frontier and the filter, unless another crawler is at
+        work (SBF_PERSIST off, at the end of a crawl)."""
+
+        def call():
+            conn = self._connect()
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('sbf_scrapy'))")
+                self._flush(conn, why)
+
+        self._run_guarded(call)
 
     def release(self) -> None:
         """Puts this process's unfinished claims back in the queue (also

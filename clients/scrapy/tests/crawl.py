@@ -170,7 +170,8 @@ def main(argv: list[str]) -> int:
     if args.stats:
         with open(args.stats, "w") as f:
             json.dump(stats, f, default=str, indent=1, sort_keys=True)
-    return 0 if stats.get("finish_reason") == "finished" else 1
+    # finished, or stopped by a signal (a crawler that waits for work)
+    return 0 if stats.get("finish_reason") in ("finished", "shutdown") else 1
 
 
 if __name__ == "__main__":
