@@ -203,12 +203,19 @@ url_escape(const char *in, int len, StringInfo out, bool *marked)
 		len--;
 
 	/* tabs and newlines go first: "%\n41" is "%41", as for a browser */
-	initStringInfo(&kept);
+	kept.data = NULL;
 	for (i = 0; i < len; i++)
-		if (in[i] != '\t' && in[i] != '\n' && in[i] != '\r')
-			appendStringInfoChar(&kept, in[i]);
-	in = kept.data;
-	len = kept.len;
+		if (in[i] == '\t' || in[i] == '\n' || in[i] == '\r')
+			break;
+	if (i < len)
+	{
+		initStringInfo(&kept);
+		for (i = 0; i < len; i++)
+			if (in[i] != '\t' && in[i] != '\n' && in[i] != '\r')
+				appendStringInfoChar(&kept, in[i]);
+		in = kept.data;
+		len = kept.len;
+	}
 
 	*marked = false;
 	for (i = 0; i < len; i++)
@@ -246,7 +253,8 @@ url_escape(const char *in, int len, StringInfo out, bool *marked)
 			appendStringInfoChar(out, (char) c);
 		}
 	}
-	pfree(kept.data);
+	if (kept.data != NULL)
+		pfree(kept.data);
 }
 
 /* the length of what url_escape wrote for p[i] of p[0..len): a mark, or 1 */
