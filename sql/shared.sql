@@ -347,6 +347,30 @@ SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/x'::bytea, '
 -- a value that really has the form of a list goes as bytea
 SELECT shared_test_and_add('links_seen', convert_to('{odd}', 'UTF8')) AS first,
 	   shared_contains('links_seen', convert_to('{odd}', 'UTF8')) AS after;
+-- (1.2) So are what 1.1 took for one value: a record literal (psycopg 3
+-- sends a Python tuple so), an array or record literal with whitespace
+-- around it (array_in's: space, tab, newline, CR, VT, FF), and bytea's hex
+-- output ("\x" and an even number of hex digits: bytes cast to text)
+SELECT pg_temp.error_of($$ EXECUTE untyped_add('(https://example.com/x,https://example.com/y)') $$);
+SELECT pg_temp.error_of($$ EXECUTE untyped_contains('(https://example.com/x)') $$);
+SELECT pg_temp.error_of($$ EXECUTE untyped_add(' {https://example.com/x,https://example.com/y}') $$);
+SELECT pg_temp.error_of($$ EXECUTE untyped_add(E'{https://example.com/x}\n') $$);
+SELECT pg_temp.error_of(format($$ EXECUTE untyped_add(%L) $$, E'\t\r\f' || chr(11) || '(a)' || chr(11)));
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', 'https://example.com/x'::bytea::text) $$);
+SELECT pg_temp.error_of($$ SELECT shared_contains('links_seen', '\x00ff'::bytea::text) $$);
+-- in a text[] batch, an element of bytea's hex output refuses the batch,
+-- named by its position, before any element is added (here on a filter
+-- whose adds a rollback does not undo, past the first chunk of 524,288)
+SELECT shared_bloom_create('pg_temp.at_once', 1000000, 0.01, transactional => false) IS NOT NULL AS created;
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('links_seen', ARRAY['https://example.com/z', NULL, 'https://example.com/z'::bytea::text]) $$);
+SELECT pg_temp.error_of($$ SELECT shared_test_and_add('pg_temp.at_once', array_append(ARRAY(SELECT 'https://example.com/' || i FROM generate_series(1, 600000) i), '\x00')) $$);
+SELECT count(*) FILTER (WHERE shared_contains('pg_temp.at_once', 'https://example.com/' || i)) AS added
+FROM generate_series(1, 600000, 997) i;
+-- the rules are exact: what only comes close is one value
+SELECT v, shared_test_and_add('links_seen', v) AS seen
+FROM (VALUES ('https://example.com/(x)'), ('(x'), ('x)'), ('{x'), (' x} '), ('\x'), ('\x7'),
+			 ('\x7g'), ('\X7a'), ('\x7A'), ('\\x7a'), (' \x7a')) v(v);
+SELECT shared_test_and_add('links_seen', ARRAY['(x,y)', ' {x} ', '\x', '\x7A']) AS elements_are_values;
 DEALLOCATE untyped_add;
 DEALLOCATE untyped_contains;
 DEALLOCATE typed_add;

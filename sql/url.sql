@@ -25,8 +25,7 @@ FROM (VALUES
 	('http://example.com:0080/docs/page.html'),
 	('http://example.com/docs/./old/../page.html'),		-- dot segments
 	('http://example.com/%64ocs/page%2Ehtml'),			-- escapes of unreserved bytes
-	('  http://example.com/docs/page.html  '),			-- spaces around an href
-	('http://example.com/docs/page.html?')				-- an empty query
+	('  http://example.com/docs/page.html  ')			-- spaces around an href
 ) v(u);
 
 -- RFC 3986 section 6.2.2: escapes in upper case, unreserved ones decoded;
@@ -54,8 +53,47 @@ SELECT url_canonical('http://Bücher.example/straße') AS idn,
 
 -- What browsers send for bytes a URL may not hold: percent-encoded
 SELECT url_canonical('http://example.com/a b|c?list[]=1&x={2}#one#two') AS browser,
-	   url_canonical(E'http://example.com/a\n/b\t') AS newlines_removed,
-	   url_canonical('http://example.com/100%/x%zz') AS lone_percent;
+	   url_canonical(E'http://example.com/a\n/b\t') AS newlines_removed;
+
+-- (1.2) A "%" not followed by two hex digits stays as it is, as browsers
+-- send it (WHATWG's URL standard; 1.1 wrote it "%25"), in the path, the
+-- query and the user information, and in the host of a scheme that is not
+-- http-like; a host name of http and the like cannot hold one
+SELECT u AS met, url_canonical(u, strict => false) AS canonical
+FROM (VALUES ('http://example.com/100%zz.html'),
+			 ('http://example.com/50%'),					-- at the end
+			 ('http://example.com/%4g/%A'),				-- one hex digit only
+			 ('http://example.com/%zz/%7e/%2f'),			-- and real escapes beside it
+			 ('http://example.com/a%25b'),				-- an escaped "%" stays "%25"
+			 ('http://example.com/s?q=100%&r=%zz!'),		-- in the query
+			 ('http://us%zz!:pw@example.com/'),			-- in the user information
+			 ('foo://host%zz/x'),						-- in a host that is not a DNS name
+			 ('http://example.com/%zz/../a#frag%zz'),		-- dot segments, fragment
+			 ('http://exa%zz.com/')) v(u);					-- NULL: not a host name
+-- tabs and newlines go first, as for a browser: "%\n41" is "%41", "A"
+SELECT url_canonical(E'http://example.com/%\n41') AS newline_first;
+-- where the bytes after a stray "%" were escapes of hex digits (unreserved,
+-- so decoded), the first is written as an escape again, so that the "%" and
+-- them do not read as an escape once canonicalised again
+SELECT url_canonical('http://example.com/%%34%31') AS decoded_digits,
+	   url_canonical('http://example.com/%4%31') AS one_decoded,
+	   url_canonical('http://example.com/%%41') AS one_digit_left;
+-- an invalid URL with a stray "%" is shown as it was written
+SELECT pg_temp.error_of($$ SELECT url_canonical('http://[::1%zz]/') $$);
+SELECT pg_temp.error_of($$ SELECT url_canonical('http://exa%zz.com/') $$);
+
+-- (1.2) An empty query ("?" alone) stays, as browsers send it (1.1 dropped
+-- it), but with query => 'drop'; 'sort' keeps a query of empty parameters
+-- as "?" alone.  A query that strip_params emptied goes with its "?": the
+-- URL without those parameters has no query.
+SELECT u AS met, url_canonical(u) AS kept,
+	   url_canonical(u, query => 'sort') AS sorted,
+	   url_canonical(u, query => 'drop') AS dropped,
+	   url_canonical(u, strip_params => '{utm_*}') AS stripped,
+	   url_canonical(u, query => 'sort', strip_params => '{utm_*}') AS sorted_stripped
+FROM (VALUES ('http://example.com/p'), ('http://example.com/p?'), ('http://example.com/p?#top'),
+			 ('http://example.com/p?&&'), ('http://example.com/p?utm_id=1'),
+			 ('http://example.com/p?&utm_id=1&'), ('http://example.com/p?b=1&utm_id=2')) v(u);
 
 -- User information stays (its case too); other schemes keep their form
 SELECT url_canonical('http://User:Secret@Example.com/') AS userinfo,
@@ -144,7 +182,8 @@ SELECT count(*) AS urls,
 FROM (SELECT url_canonical(u, query => q) AS c
 	  FROM (VALUES ('HTTP://Bücher.Example:80/a/../b/%7e?z=1&a=2#f'),
 				   ('http://[::FFFF:1.2.3.4]/'), ('https://example.com/a%2fb'),
-				   ('http://example.com/a b?x=[1]')) v(u),
+				   ('http://example.com/a b?x=[1]'), ('http://example.com/%%34%31!/%4%31?'),
+				   ('http://example.com/?&&'), ('http://example.com/%%41?%zz')) v(u),
 		   (VALUES ('keep'), ('sort')) w(q)) s;
 
 -- Immutable: an index or a generated column can hold it

@@ -7,6 +7,9 @@
 # overload by the literal rules: an untyped list reaches the one-value
 # function, which must refuse it rather than add '{u1,u2}' as one URL;
 # simhash($1) and url_canonical($1) must hash and canonicalise the text.
+# A tuple (psycopg 3 sends a record literal), a list literal with
+# whitespace around it, and bytes cast to text (their hex digits) are
+# refused the same way, with nothing added; None is answered None.
 # Needs python3-psycopg (the test command installs it).
 
 use strict;
@@ -42,7 +45,33 @@ my %expected = (
 	'list of int' => '[False, False, True]',
 	'simhash untyped' => 'True',
 	'url_canonical untyped' => q{'http://example.com/b'},
-	'url_canonical batch' => '[True, False, None]');
+	'url_canonical batch' => '[True, False, None]',
+	# (1.2) what 1.1 let through: a tuple (a record literal), a list
+	# literal with whitespace around it, bytes cast to text; each refused,
+	# nothing added
+	'tuple untyped' =>
+	  q|InvalidParameterValue: value "(https://example.com/5,https://example.c..." looks like a record literal, not one value|,
+	'tuple untyped adds' => '0',
+	'contains tuple untyped' =>
+	  q|InvalidParameterValue: value "(https://example.com/5)" looks like a record literal, not one value|,
+	'list with leading space' =>
+	  q|InvalidParameterValue: value " {https://example.com/5,https://example...." looks like an array literal, not one value|,
+	'list with leading space adds' => '0',
+	'list with trailing newline' =>
+	  q|InvalidParameterValue: value "{https://example.com/5,https://example.c..." looks like an array literal, not one value|,
+	'list with trailing newline adds' => '0',
+	'bytes as text' =>
+	  q|InvalidParameterValue: value "\x68747470733a2f2f6578616d706c652e636f6d..." looks like bytea in hex, not text|,
+	'bytes as text adds' => '0',
+	'list of bytes as text[]' =>
+	  q|InvalidParameterValue: element 1 of the array, "\x68747470733a2f2f6578616d706c652e636f6d...", looks like bytea in hex, not text|,
+	'list of bytes as text[] adds' => '0',
+	# None is NULL: answered NULL (never False), nothing added
+	'None' => 'None',
+	'None adds' => '0',
+	'None in a list' => '[False, None]',
+	'None in a list adds' => '1',
+	'None contains' => 'None');
 foreach my $case (sort keys %expected)
 {
 	is($got{$case}, $expected{$case}, "psycopg 3: $case");

@@ -197,7 +197,6 @@ extern void sbf_shared_page_init(Page page, const SbfSharedMeta *meta,
 extern void sbf_shared_write_page(Relation rel, BlockNumber blkno,
 								  uint64 prng, const uint8 *block);
 extern bool sbf_block_is_zero(const uint8 *block);
-extern Datum sbf_refuse_array_literal(Datum value, SbfElementKind kind);
 extern void sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta,
 									  Page page, BlockNumber blkno);
 

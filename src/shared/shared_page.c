@@ -730,36 +730,6 @@ sbf_shared_write_page(Relation rel, BlockNumber blkno, uint64 prng,
 	UnlockReleaseBuffer(buf);
 }
 
-/*
- * A driver that sends a list as an untyped parameter (psycopg's list, or
- * any client's '{...}' string) reaches the text overload of
- * shared_test_and_add or shared_contains, which would take the whole list
- * for one value: refuse a text value that begins with "{" and ends with
- * "}", which no URL does.  The bytea overloads take any bytes.  Returns
- * the value, detoasted when it was read, so that it is not detoasted twice.
- */
-Datum
-sbf_refuse_array_literal(Datum value, SbfElementKind kind)
-{
-	text	   *t;
-	const char *data;
-	int			len;
-
-	if (kind != SBF_ELEMENT_TEXT)
-		return value;
-	t = DatumGetTextPP(value);
-	data = VARDATA_ANY(t);
-	len = VARSIZE_ANY_EXHDR(t);
-	if (len >= 2 && data[0] == '{' && data[len - 1] == '}')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("value \"%.*s%s\" looks like an array literal, not one value",
-						pg_mbcliplen(data, len, 40), data, len > 40 ? "..." : ""),
-				 errdetail("A text value that begins with \"{\" and ends with \"}\" is refused: a client that sends a list as an untyped parameter gets the one-value function, which would take the whole list for one value."),
-				 errhint("Cast the parameter to text[] (or bytea[], bigint[]) to add or test each element; pass a value that really has this form as bytea.")));
-	return PointerGetDatum(t);
-}
-
 /* sbf_shared_check_page found a page whose header is not a shared filter's */
 void
 sbf_shared_page_corrupted(Relation rel, const SbfSharedMeta *meta, Page page,

@@ -17,17 +17,19 @@
  *	  port is written without leading zeros;
  *	- an empty path of a URL with a host is "/";
  *	- an IPv6 address is written in its RFC 5952 form;
- *	- an empty query ("?" alone) is dropped; the query can be kept, sorted
- *	  by parameter name (stably: repeated names keep their order) or
- *	  dropped, and parameters can be stripped by name (a name ending in
- *	  "*" strips every name with that prefix, as in utm_*).
+ *	- the query can be kept, sorted by parameter name (stably: repeated
+ *	  names keep their order) or dropped, and parameters can be stripped
+ *	  by name (a name ending in "*" strips every name with that prefix, as
+ *	  in utm_*); an empty query ("?" alone) stays, as browsers send it.
  *
  * URLs as crawlers meet them in pages are not always RFC 3986: spaces,
  * raw UTF-8, "|" or "[]" in a query.  Before parsing, such bytes are
  * percent-encoded as a browser does when it sends the request (leading
  * and trailing whitespace and control characters are removed, tabs and
- * newlines inside are removed, a "%" not followed by two hex digits
- * becomes "%25"), so those URLs get the spelling the server sees.
+ * newlines inside are removed), so those URLs get the spelling the server
+ * sees.  A "%" not followed by two hex digits stays as it is, as browsers
+ * (WHATWG's URL standard) send it; uriparser is shown it marked (see
+ * url_escape).
  *
  * A URL that still cannot be parsed, has no scheme (a relative reference:
  * resolve it against its page first), or names an http-like scheme
@@ -175,10 +177,20 @@ scheme_length(const char *in, int len)
  * trailing whitespace and controls, without tabs and newlines, with bytes
  * a URL may not hold percent-encoded.  "[" and "]" stay only in the
  * authority (an IPv6 address), "#" only the first time.
+ *
+ * A "%" not followed by two hex digits stays as it is, as browsers send it
+ * (WHATWG's URL standard), but RFC 3986, and so uriparser, has no place
+ * for it.  When the URL holds one, it is written "!%25" for uriparser and
+ * every "!" is doubled: "!" is allowed wherever "%25" is, normalisation
+ * leaves both alone, and doubling it changes no component's bounds, so
+ * unmark() can give each component back its stray "%" after parsing.
+ * Returns whether it did (*marked), so that URLs without one (nearly all)
+ * are parsed as they are.
  */
 static void
-url_escape(const char *in, int len, StringInfo out)
+url_escape(const char *in, int len, StringInfo out, bool *marked)
 {
+	StringInfoData kept;
 	int			scheme;
 	int			auth_start = -1;
 	int			auth_end = -1;
@@ -189,6 +201,26 @@ url_escape(const char *in, int len, StringInfo out)
 		in++, len--;
 	while (len > 0 && (unsigned char) in[len - 1] <= 0x20)
 		len--;
+
+	/* tabs and newlines go first: "%\n41" is "%41", as for a browser */
+	kept.data = NULL;
+	for (i = 0; i < len; i++)
+		if (in[i] == '\t' || in[i] == '\n' || in[i] == '\r')
+			break;
+	if (i < len)
+	{
+		initStringInfo(&kept);
+		for (i = 0; i < len; i++)
+			if (in[i] != '\t' && in[i] != '\n' && in[i] != '\r')
+				appendStringInfoChar(&kept, in[i]);
+		in = kept.data;
+		len = kept.len;
+	}
+
+	*marked = false;
+	for (i = 0; i < len; i++)
+		if (in[i] == '%' && !(i + 2 < len && is_hex(in[i + 1]) && is_hex(in[i + 2])))
+			*marked = true;
 
 	scheme = scheme_length(in, len);
 	if (scheme > 0 && scheme + 2 < len && in[scheme + 1] == '/' && in[scheme + 2] == '/')
@@ -203,10 +235,10 @@ url_escape(const char *in, int len, StringInfo out)
 	{
 		unsigned char c = (unsigned char) in[i];
 
-		if (c == '\t' || c == '\n' || c == '\r')
-			continue;
 		if (c == '%' && !(i + 2 < len && is_hex(in[i + 1]) && is_hex(in[i + 2])))
-			append_escaped(out, c);
+			appendStringInfoString(out, "!%25");
+		else if (c == '!' && *marked)
+			appendStringInfoString(out, "!!");
 		else if (c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' ||
 				 c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}')
 			append_escaped(out, c);
@@ -221,6 +253,68 @@ url_escape(const char *in, int len, StringInfo out)
 			appendStringInfoChar(out, (char) c);
 		}
 	}
+	if (kept.data != NULL)
+		pfree(kept.data);
+}
+
+/* the length of what url_escape wrote for p[i] of p[0..len): a mark, or 1 */
+static inline int
+mark_length(const char *p, int len, int i)
+{
+	if (p[i] == '!' && i + 1 < len && p[i + 1] == '!')
+		return 2;
+	if (p[i] == '!' && i + 3 < len && memcmp(p + i + 1, "%25", 3) == 0)
+		return 4;
+	return 1;
+}
+
+/*
+ * p[0..len), a part of a URL url_escape marked, with its "!!" back to "!"
+ * and its "!%25" back to a stray "%".  The digits that follow a stray "%"
+ * may have been escapes that normalisation decoded ("%%34%31" is "%" "4"
+ * "1"): with fix_hex, a hex digit that would make the stray "%" an escape
+ * is written "%3X" again (the equivalent spelling), so that "%41" in the
+ * result is not read as "A" once canonicalised again.
+ */
+static void
+unmark(const char *p, int len, StringInfo out, bool fix_hex)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		int			mark = mark_length(p, len, i);
+
+		if (mark == 1)
+			appendStringInfoChar(out, p[i]);
+		else if (mark == 2)
+			appendStringInfoChar(out, '!');
+		else
+		{
+			appendStringInfoChar(out, '%');
+			if (fix_hex && i + 5 < len && is_hex(p[i + 4]) && is_hex(p[i + 5]))
+			{
+				append_escaped(out, (unsigned char) p[i + 4]);
+				i++;
+			}
+		}
+		i += mark - 1;
+	}
+}
+
+/* a range of a parsed URL, unmarked, in a copy of its own */
+static void
+unmark_range(UriTextRangeA *r)
+{
+	StringInfoData buf;
+	int			len = (r->first == NULL) ? 0 : (int) (r->afterLast - r->first);
+
+	if (len == 0 || memchr(r->first, '!', len) == NULL)
+		return;
+	initStringInfo(&buf);
+	unmark(r->first, len, &buf, true);
+	r->first = buf.data;
+	r->afterLast = buf.data + buf.len;
 }
 
 /* ---- after parsing: the parts of the canonical URL ---- */
@@ -452,7 +546,13 @@ param_cmp(const void *a, const void *b)
 	return pa->pos - pb->pos;
 }
 
-/* "?" and the query, as the options want it; nothing for an empty one */
+/*
+ * "?" and the query, as the options want it.  A URL without a query gets
+ * none, an empty query ("?" alone) stays, as browsers send it, and 'sort'
+ * keeps it with no parameter when it had only empty ones; 'drop' drops it.
+ * A query whose every parameter but empty ones strip_params removed is
+ * dropped with its "?": without them, it is the URL without a query.
+ */
 static void
 append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 {
@@ -461,15 +561,16 @@ append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 	QueryParam *params;
 	int		   *strip_len;
 	int			nparams = 0;
+	bool		stripped = false;
 	int			start = 0;
 	int			i;
 
-	if (len == 0 || opts->query == URL_QUERY_DROP)
+	if (q == NULL || opts->query == URL_QUERY_DROP)
 		return;
 	if (opts->query == URL_QUERY_KEEP && opts->nstrip == 0)
 	{
 		appendStringInfoChar(out, '?');
-		appendBinaryStringInfo(out, q, len);
+		append_range(out, &uri->query);
 		return;
 	}
 
@@ -491,23 +592,32 @@ append_query(StringInfo out, const UriUriA *uri, const UrlOptions *opts)
 			p->len = i - start;
 			p->namelen = eq ? (int) (eq - (q + start)) : p->len;
 			p->pos = nparams;
-			if (!(p->len == 0 && opts->query == URL_QUERY_SORT) &&
-				!strip_param(opts, strip_len, p->start, p->namelen))
-				nparams++;
+			if (p->len > 0 || opts->query != URL_QUERY_SORT)
+			{
+				if (strip_param(opts, strip_len, p->start, p->namelen))
+					stripped = true;
+				else
+					nparams++;
+			}
 			start = i + 1;
 		}
 	}
 	if (opts->query == URL_QUERY_SORT && nparams > 1)
 		qsort(params, nparams, sizeof(QueryParam), param_cmp);
-	/* a query of nothing but empty parameters is no query */
-	for (i = 0; i < nparams; i++)
-		if (params[i].len > 0)
-			break;
-	if (i == nparams)
-		return;
+	/* what stripping left nothing but empty parameters in is no query */
+	if (stripped)
+	{
+		for (i = 0; i < nparams; i++)
+			if (params[i].len > 0)
+				break;
+		if (i == nparams)
+			return;
+	}
+	appendStringInfoChar(out, '?');
 	for (i = 0; i < nparams; i++)
 	{
-		appendStringInfoChar(out, i == 0 ? '?' : '&');
+		if (i > 0)
+			appendStringInfoChar(out, '&');
 		appendBinaryStringInfo(out, params[i].start, params[i].len);
 	}
 }
@@ -525,7 +635,8 @@ url_canonicalize(const char *in, int len, const UrlOptions *opts,
 	StringInfoData escaped;
 	UriUriA		uri;
 	const char *error_pos = NULL;
-	const UriPathSegmentA *seg;
+	UriPathSegmentA *seg;
+	bool		marked;
 	int			special;
 	int			rc;
 
@@ -539,7 +650,7 @@ url_canonicalize(const char *in, int len, const UrlOptions *opts,
 		return;
 	}
 	initStringInfo(&escaped);
-	url_escape(in, len, &escaped);
+	url_escape(in, len, &escaped, &marked);
 	if (scheme_length(escaped.data, escaped.len) == 0)
 	{
 		result->invalid = "it has no scheme (a relative URL: resolve it against its page first)";
@@ -550,8 +661,24 @@ url_canonicalize(const char *in, int len, const UrlOptions *opts,
 								&error_pos, &mm);
 	if (rc == URI_ERROR_SYNTAX)
 	{
+		int			pos = (int) (error_pos - escaped.data);
+
+		if (marked)
+		{
+			StringInfoData shown;
+			int			i = 0;
+
+			/* the escaped form without its marks, and the byte in it */
+			while (i + mark_length(escaped.data, escaped.len, i) <= pos)
+				i += mark_length(escaped.data, escaped.len, i);
+			initStringInfo(&shown);
+			unmark(escaped.data, i, &shown, false);
+			pos = shown.len;
+			unmark(escaped.data + i, escaped.len - i, &shown, false);
+			escaped = shown;
+		}
 		result->invalid = psprintf("it is not RFC 3986 syntax at byte %d of its escaped form \"%s\"",
-								   (int) (error_pos - escaped.data) + 1, escaped.data);
+								   pos + 1, escaped.data);
 		return;
 	}
 	if (rc != URI_SUCCESS)
@@ -565,6 +692,14 @@ url_canonicalize(const char *in, int len, const UrlOptions *opts,
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory while normalising a URL")));
+	if (marked)
+	{
+		unmark_range(&uri.userInfo);
+		unmark_range(&uri.hostText);
+		for (seg = uri.pathHead; seg != NULL; seg = seg->next)
+			unmark_range(&seg->text);
+		unmark_range(&uri.query);
+	}
 
 	special = default_port(&uri.scheme) > 0;
 	append_range(&result->url, &uri.scheme);

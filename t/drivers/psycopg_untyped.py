@@ -16,8 +16,22 @@ def case(cur, name, sql, params):
         cur.execute(sql, params)
         print(f"{name}: {cur.fetchone()[0]!r}")
     except psycopg.Error as e:
-        print(f"{name}: {type(e).__name__}: {e.diag.message_primary}")
+        message = e.diag.message_primary.replace("\n", "\\n")
+        print(f"{name}: {type(e).__name__}: {message}")
         cur.connection.rollback()
+
+
+def adds(cur):
+    """How many values py_seen holds (its count of adds)."""
+    cur.execute("SELECT (shared_info('py_seen') ->> 'adds')::bigint")
+    return cur.fetchone()[0]
+
+
+def case_adds_nothing(cur, name, sql, params):
+    """The case, then whether the filter's count of adds stayed."""
+    before = adds(cur)
+    case(cur, name, sql, params)
+    print(f"{name} adds: {adds(cur) - before}")
 
 
 with psycopg.connect(sys.argv[1], autocommit=True) as conn:
@@ -60,3 +74,36 @@ with psycopg.connect(sys.argv[1], autocommit=True) as conn:
          "SELECT shared_test_and_add('py_seen', "
          "ARRAY(SELECT url_canonical(u, strict => false) FROM unnest(%s::text[]) u))",
          (["https://example.com/1#x", "HTTPS://example.com:443/3", "not a url"],))
+    # (1.2) what passed silently in 1.1.  A tuple is sent as a record
+    # literal, "(u1,u2)", and reaches the one-value function as a list does
+    case_adds_nothing(cur, "tuple untyped",
+                      "SELECT shared_test_and_add('py_seen', %s)",
+                      (("https://example.com/5", "https://example.com/6"),))
+    case(cur, "contains tuple untyped",
+         "SELECT shared_contains('py_seen', %s)",
+         (("https://example.com/5",),))
+    # an array literal with whitespace around it is one too, as array_in
+    # reads it
+    case_adds_nothing(cur, "list with leading space",
+                      "SELECT shared_test_and_add('py_seen', %s)",
+                      (" {https://example.com/5,https://example.com/6}",))
+    case_adds_nothing(cur, "list with trailing newline",
+                      "SELECT shared_test_and_add('py_seen', %s)",
+                      ("{https://example.com/5,https://example.com/6}\n",))
+    # bytes are bytea: a ::text cast makes their hex digits, not their bytes
+    case_adds_nothing(cur, "bytes as text",
+                      "SELECT shared_test_and_add('py_seen', %s::text)",
+                      (b"https://example.com/7",))
+    case_adds_nothing(cur, "list of bytes as text[]",
+                      "SELECT shared_test_and_add('py_seen', %s::text[])",
+                      ([b"https://example.com/8", b"https://example.com/9"],))
+    # None: NULL in, NULL out, and nothing added (never False)
+    case_adds_nothing(cur, "None",
+                      "SELECT shared_test_and_add('py_seen', %s)",
+                      (None,))
+    case_adds_nothing(cur, "None in a list",
+                      "SELECT shared_test_and_add('py_seen', %s::text[])",
+                      (["https://example.com/10", None],))
+    case(cur, "None contains",
+         "SELECT shared_contains('py_seen', %s)",
+         (None,))
