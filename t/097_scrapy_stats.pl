@@ -16,6 +16,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SbfScrapy;
 use SbfTest;
+use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -163,6 +164,51 @@ is($view_d->{response_received_count}, $own_d->{response_received_count},
 	"crawler d's stats hold what it could not flush");
 is($scrapy->query(q{SELECT count(*) FROM refused_stats}), 0,
 	'the refused table is empty');
+
+# Values round-trip through the table's JSON, and the table combines two
+# processes' changes of one key as Scrapy's collector does within one:
+# two collectors of one crawl (no spider runs), b reads what a flushed
+my $dsn = $node->connstr('postgres');
+my ($out, $err) = ('', '');
+IPC::Run::run([ $SbfScrapy::PYTHON, '-c', <<"EOF" ], '>', \$out, '2>', \$err);
+import datetime, decimal
+from scrapy import Spider
+from scrapy.crawler import Crawler
+settings = {"STATS_CLASS": "sbf_scrapy.SharedStatsCollector", "SBF_DSN": "$dsn",
+            "SBF_FRONTIER": "codec", "SBF_STATS_INTERVAL": 0, "STATS_DUMP": False}
+a, b = (Crawler(Spider, settings).stats for _ in range(2))
+spider = Spider("s")
+a.open_spider(spider); b.open_spider(spider)
+a.set_value("when", datetime.datetime(2026, 11, 27, 16, 0, 0))
+a.set_value("when_tz", datetime.datetime(2026, 11, 27, 17, 0, 0, 5,
+            tzinfo=datetime.timezone(datetime.timedelta(hours=1))))
+a.set_value("day", datetime.date(2026, 11, 27))
+a.set_value("big", float("inf"))
+a.set_value("nested", {"list": (1, 2.5, "x"), "none": None, "yes": True})
+a.set_value("money", decimal.Decimal("2.5"))
+for c in (a, b):
+    c.inc_value("n", 2); c.inc_value("n"); c.inc_value("t", 0.25)
+a.max_value("hi", 3); b.max_value("hi", 7); a.min_value("lo", 3); b.min_value("lo", 7)
+a.close_spider(spider, "finished"); b.close_spider(spider, "finished")
+stats = b.get_stats()
+for key in ("when", "when_tz", "day", "big", "nested", "money", "n", "t", "hi", "lo"):
+    value = stats[key]
+    # jsonb keeps an object's keys in an order of its own
+    print(key, repr(dict(sorted(value.items())) if isinstance(value, dict) else value))
+EOF
+unlike($err, qr/Traceback/, 'the collectors ran') or diag($err);
+is($out, <<'EOF', "the shared view of the table's values");
+when datetime.datetime(2026, 11, 27, 16, 0)
+when_tz datetime.datetime(2026, 11, 27, 16, 0, 0, 5, tzinfo=datetime.timezone.utc)
+day datetime.date(2026, 11, 27)
+big inf
+nested {'list': [1, 2.5, 'x'], 'none': None, 'yes': True}
+money 2.5
+n 6
+t 0.5
+hi 7
+lo 3
+EOF
 
 $scrapy->stop_servers;
 SbfTest::no_crash($node);

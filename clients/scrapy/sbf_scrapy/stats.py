@@ -35,6 +35,7 @@ import logging
 import math
 import pprint
 import threading
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -177,12 +178,12 @@ class SharedStatsCollector(MemoryStatsCollector):
         self._dsn = config.dsn
         # self._stats (Scrapy's) is this process's own stats; the shared
         # view is self._table (the table as last read) with the changes
-        # (key -> (op, arg, start)) of the flush under way, self._sending,
+        # (key -> [op, arg, start]) of the flush under way, self._sending,
         # and those not yet sent, self._pending, applied
         self._table: dict[str, Any] = {}
-        self._sending: dict[str, tuple[str, Any, Any]] = {}
-        self._pending: dict[str, tuple[str, Any, Any]] = {}
-        self._lock = threading.RLock()
+        self._sending: dict[str, list] = {}
+        self._pending: dict[str, list] = {}
+        self._lock = threading.Lock()
         # the connection, used by one flush at a time
         self._conn: psycopg.Connection | None = None
         self._conn_lock = threading.Lock()
@@ -203,7 +204,7 @@ class SharedStatsCollector(MemoryStatsCollector):
         return default if value is _MISSING else value
 
     @staticmethod
-    def _applied(base: Any, change: tuple[str, Any, Any]) -> Any:
+    def _applied(base: Any, change: Sequence) -> Any:
         """A key's value in the table once a change is flushed (as FLUSH
         does it)."""
         op, arg, start = change
@@ -214,31 +215,31 @@ class SharedStatsCollector(MemoryStatsCollector):
         return arg
 
     def _change(self, key: str, op: str, arg: Any, start: Any = 0) -> None:
-        """Records a change of a key, on top of its unflushed one."""
-        with self._lock:
-            if key in PER_PROCESS:
-                op = PER_PROCESS[key]
-            old = self._pending.get(key)
-            if op == "add" and not (_number(arg) and _number(start)):
-                # not a number the table can add: the value it makes here
-                try:
-                    op, arg = "set", self._view(key, start) + arg
-                except TypeError:
-                    op, arg = "set", self._stats.get(key)
-            if old is None or op == "set":
-                new = (op, arg, start)
-            elif old[0] == op == "add":
-                new = ("add", old[1] + arg, old[2])
-            elif old[0] == op:
-                new = (op, _extreme(op, old[1], arg), None)
-            elif old[0] == "set":
-                new = ("set", self._applied(old[1], (op, arg, start)), None)
-            else:
-                # an increment and a max of one key in one interval: the
-                # value they make here (another process's change of the key
-                # in the interval is overwritten)
-                new = ("set", self._applied(self._view(key, _MISSING), (op, arg, start)), None)
-            self._pending[key] = new
+        """Records a change of a key, on top of its unflushed one (the
+        caller holds the lock)."""
+        if key in PER_PROCESS:
+            op = PER_PROCESS[key]
+        old = self._pending.get(key)
+        if op == "add" and not (_number(arg) and _number(start)):
+            # not a number the table can add: the value it makes here
+            try:
+                op, arg = "set", self._view(key, start) + arg
+            except TypeError:
+                op, arg = "set", self._stats.get(key)
+        if old is None or op == "set":
+            new = [op, arg, start]
+        elif old[0] == op == "add":
+            new = ["add", old[1] + arg, old[2]]
+        elif old[0] == op:
+            new = [op, _extreme(op, old[1], arg), None]
+        elif old[0] == "set":
+            new = ["set", self._applied(old[1], (op, arg, start)), None]
+        else:
+            # an increment and a max of one key in one interval: the
+            # value they make here (another process's change of the key
+            # in the interval is overwritten)
+            new = ["set", self._applied(self._view(key, _MISSING), (op, arg, start)), None]
+        self._pending[key] = new
 
     # Scrapy's StatsCollector interface
 
@@ -279,6 +280,16 @@ class SharedStatsCollector(MemoryStatsCollector):
         with self._lock:
             d = self._stats
             d[key] = d.setdefault(key, start) + count
+            # the common case first: Scrapy calls this many times a request
+            if type(count) is int:
+                old = self._pending.get(key)
+                if old is None:
+                    if type(start) is int and key not in PER_PROCESS:
+                        self._pending[key] = ["add", count, start]
+                        return
+                elif old[0] == "add":
+                    old[1] += count
+                    return
             self._change(key, "add", count, start)
 
     def max_value(self, key, value, spider=None):
