@@ -15,6 +15,7 @@ DUPEFILTER_CLASS = "sbf_scrapy.SbfDupeFilter" alone.
 from .dupefilter import SbfDupeFilter
 from .middleware import FrontierDownloaderMiddleware, FrontierSpiderMiddleware
 from .scheduler import FrontierScheduler
+from .stats import SharedStatsCollector
 from .store import FINISH_REASON, META_ID, Config, Store, StoreError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "FrontierScheduler",
     "FrontierSpiderMiddleware",
     "SbfDupeFilter",
+    "SharedStatsCollector",
     "Store",
     "StoreError",
 ]

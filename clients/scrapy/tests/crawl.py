@@ -153,6 +153,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--stats", help="file to write Scrapy's stats to, as JSON")
+    parser.add_argument("--process-stats", help="file to write this process's own stats to,"
+                        " as JSON, when STATS_CLASS is sbf_scrapy.SharedStatsCollector")
     parser.add_argument("--fingerprinter", choices=["default", "language"], default="default",
                         help="REQUEST_FINGERPRINTER_CLASS: Scrapy's, or one that adds"
                         " Accept-Language")
@@ -170,6 +172,9 @@ def main(argv: list[str]) -> int:
     if args.stats:
         with open(args.stats, "w") as f:
             json.dump(stats, f, default=str, indent=1, sort_keys=True)
+    if args.process_stats:
+        with open(args.process_stats, "w") as f:
+            json.dump(crawler.stats.process_stats(), f, default=str, indent=1, sort_keys=True)
     # finished, or stopped by a signal (a crawler that waits for work)
     return 0 if stats.get("finish_reason") in ("finished", "shutdown") else 1
 
