@@ -81,7 +81,8 @@ my @pages = sort map { "$base/$_" }
 	map { "w$_.html" } 0 .. 199);
 
 # crawl(name, role, base, frontier, settings...): a crawler through
-# PgBouncer as role, on its own frontier and filter
+# PgBouncer as role, on its own frontier and filter (a lease of 3 s unless
+# the settings say otherwise)
 sub crawl
 {
 	my ($name, $role, $start, $frontier, @set) = @_;
@@ -106,9 +107,11 @@ sub finished
 }
 
 # Two crawlers, two roles: crawler1 finds the pooler out (SBF_POOLER is
-# "auto" by default), crawler2 is told
-my $crawler_a = crawl('a', 'crawler1', $base, 'pooled');
-my $crawler_b = crawl('b', 'crawler2', $base, 'pooled', 'SBF_POOLER=true');
+# "auto" by default), crawler2 is told.  Their leases are long: a claim is
+# taken twice only if it looks dead
+my $crawler_a = crawl('a', 'crawler1', $base, 'pooled', 'SBF_CLAIM_TIMEOUT=60');
+my $crawler_b = crawl('b', 'crawler2', $base, 'pooled', 'SBF_CLAIM_TIMEOUT=60',
+	'SBF_POOLER=true');
 is($scrapy->finish($crawler_a), 0, 'crawler a (crawler1) finished');
 is($scrapy->finish($crawler_b), 0, 'crawler b (crawler2) finished');
 finished($_) for ('a', 'b');
@@ -138,8 +141,9 @@ ok( $scrapy->stats('a')->{'sbf/claimed'} && $scrapy->stats('b')->{'sbf/claimed'}
 	'both crawlers claimed rows');
 
 # A crawler killed with SIGKILL behind the pooler: its server connections
-# live on, so its claims are taken once their lease runs out.  /w150.html
-# is held by the site until the test releases it: crawler c has it in hand
+# live on, so its claims are taken once their lease (3 s) runs out.
+# /w150.html is held by the site until the test releases it: crawler c has
+# it in hand.  Crawler d's own claims have a long lease
 make_path("$tmp/hold");
 my $held_port = $scrapy->serve('held', 'scenario_site.py', '--wide', 200,
 	'--redirects', 0, '--forms', 0, '--hold', '/w150.html', '--hold-dir', "$tmp/hold");
@@ -157,7 +161,7 @@ my $held = rows(
 ok(grep({ $_ eq "$held_base/w150.html" } @$held),
 	'crawler c held /w150.html when it was killed');
 note(scalar(@$held) . ' rows held by the killed crawler');
-my $crawler_d = crawl('d', 'crawler2', $held_base, 'killed');
+my $crawler_d = crawl('d', 'crawler2', $held_base, 'killed', 'SBF_CLAIM_TIMEOUT=60');
 $scrapy->poll('crawler d to take /w150.html',
 	sub {
 		($scrapy->query("SELECT claims FROM killed WHERE url = '$held_base/w150.html'")
