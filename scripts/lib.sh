@@ -32,9 +32,11 @@ SBF_BUILD_PACKAGES=(postgresql-15 postgresql-server-dev-15 libxxhash-dev liburip
 # clang and its sanitizer runtime for the fuzzers, gnuplot for the main job's
 # picture, psycopg 3 for the drivers' test (t/091_drivers.pl), Scrapy and
 # pip for the Scrapy client's (t/090_scrapy.pl), venv for its install steps
-# (t/092_scrapy_install.pl runs those of docs/scrapy.md)
+# (t/092_scrapy_install.pl runs those of docs/scrapy.md), PgBouncer for its
+# crawlers behind a pooler (t/098_scrapy_pgbouncer.pl runs its own
+# pgbouncer on a free port: a system one, on 6432, is not used)
 SBF_TEST_PACKAGES=(libipc-run-perl clang-14 libclang-rt-14-dev gnuplot-nox python3-psycopg
-	python3-scrapy python3-pip python3-venv)
+	python3-scrapy python3-pip python3-venv pgbouncer)
 
 # package_installed NAME: dpkg has NAME fully installed
 package_installed() {

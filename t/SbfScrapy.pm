@@ -223,11 +223,11 @@ sub requests
 
 =pod
 
-=item crawl(name, start URL, arguments of crawl.py...)
+=item crawl(name, start URL, [{ dsn => DSN },] arguments of crawl.py...)
 
-Starts a crawler in frontier mode on the node's database, with
-application_name name, its log in name.log and its stats in name.json;
-its pid.
+Starts a crawler in frontier mode on the node's database (or on DSN's: a
+pooler's, say), with application_name name, its log in name.log and its
+stats in name.json; its pid.
 
 =cut
 
@@ -235,11 +235,13 @@ sub crawl
 {
 	my ($self, $name, $start, @args) = @_;
 	my $tmp = $self->{tmp};
+	my $options = ref($args[0]) eq 'HASH' ? shift(@args) : {};
+	my $dsn = $options->{dsn} // $self->{node}->connstr('postgres');
 	return $self->spawn(
 		"$tmp/$name.log", $PYTHON, "$CLIENT/tests/crawl.py",
 		'--start', $start,
 		'--mode', 'frontier',
-		'--dsn', $self->{node}->connstr('postgres') . " application_name=$name",
+		'--dsn', "$dsn application_name=$name",
 		'--log-level', 'INFO',
 		'--stats', "$tmp/$name.json", @args);
 }

@@ -94,6 +94,8 @@ class Config:
     queue_order: str = "priority"
     persist: bool = True
     flush_on_start: bool = False
+    # behind a connection pooler: True, False, or None (find out)
+    pooler: bool | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -116,6 +118,8 @@ class Config:
             queue_order=settings.get("SBF_QUEUE_ORDER", cls.queue_order),
             persist=settings.getbool("SBF_PERSIST", cls.persist),
             flush_on_start=settings.getbool("SBF_FLUSH_ON_START", cls.flush_on_start),
+            pooler=(None if settings.get("SBF_POOLER", "auto") in (None, "auto")
+                    else settings.getbool("SBF_POOLER")),
         )
 
     def __post_init__(self):
@@ -563,10 +567,29 @@ class Store:
             self._conn.close()
         conn = psycopg.connect(self.config.dsn, autocommit=True)
         conn.add_notice_handler(self._notice)
+        # Behind a connection pooler (SBF_POOLER; docs/scrapy.md, "Behind a
+        # connection pooler"): each transaction may run on another server
+        # connection, so nothing is prepared on the server, and a claim
+        # records no backend (the lease alone decides).  Found out when
+        # SBF_POOLER is "auto": a pooler hands its clients a backend pid of
+        # its own, not the server's.
+        pooler = self.config.pooler
+        if pooler is None:
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            pooler = backend != conn.info.backend_pid
+        if pooler:
+            conn.prepare_threshold = None
         self._make_schema(conn)
         self._conn = conn
-        self._claim_params["backend"] = conn.info.backend_pid
-        logger.debug("sbf_scrapy: connected, backend pid %d", conn.info.backend_pid)
+        self._claim_params["backend"] = None if pooler else conn.info.backend_pid
+        if pooler:
+            logger.info("sbf_scrapy: connected through a connection pooler: a claim holds"
+                        " until its lease runs out, no statement is prepared")
+            if self.config.claim_timeout <= 0:
+                logger.warning("sbf_scrapy: SBF_CLAIM_TIMEOUT is 0 behind a pooler: the claims"
+                               " of a crawler that dies are never taken by another")
+        else:
+            logger.debug("sbf_scrapy: connected, backend pid %d", conn.info.backend_pid)
         return conn
 
     @staticmethod
