@@ -55,8 +55,10 @@ sub fetched
 # 1. A crawler that waits for work (SBF_IDLE_BEFORE_CLOSE -1: until it is
 # stopped), and URLs pushed into its crawl from SQL
 # (one page at a time, so that the order of fetches is the order of claims)
+# (with shared stats, which SBF_FLUSH_ON_START empties below)
 my $waiting = crawl('waiting', '--set', 'SBF_IDLE_BEFORE_CLOSE=-1',
-	'--concurrency', '1', '--set', 'SBF_CLAIM_BATCH=1');
+	'--concurrency', '1', '--set', 'SBF_CLAIM_BATCH=1',
+	'--set', 'STATS_CLASS=sbf_scrapy.SharedStatsCollector');
 $scrapy->poll('the site to be crawled',
 	sub {
 		$scrapy->query(q{SELECT count(*) FROM sbf_frontier WHERE state = 'done'}) ==
@@ -110,7 +112,8 @@ for my $order (qw(fifo lifo))
 	$from = scalar($scrapy->requests('site'));
 	my $pid = crawl("flush_$order", '--concurrency', '1',
 		'--set', 'SBF_FLUSH_ON_START=true', '--set', 'SBF_CLAIM_BATCH=1',
-		'--set', "SBF_QUEUE_ORDER=$order");
+		'--set', "SBF_QUEUE_ORDER=$order",
+		'--set', 'STATS_CLASS=sbf_scrapy.SharedStatsCollector');
 	is($scrapy->finish($pid), 0, "flush, $order: the crawl finished");
 	like($scrapy->log("flush_$order"), qr/SBF_FLUSH_ON_START: the frontier and the filter emptied/,
 		"flush, $order: the crawler says it emptied the frontier");
@@ -120,6 +123,10 @@ for my $order (qw(fifo lifo))
 		"flush, $order: every /wN.html fetched again, in $order order");
 	is_deeply(column(q{SELECT url FROM sbf_frontier WHERE state = 'done' ORDER BY url}),
 		\@linked, "flush, $order: the frontier has the site's pages, once");
+	is( $scrapy->query(
+			q{SELECT value FROM sbf_frontier_stats WHERE key = 'response_received_count'}),
+		scalar(@linked),
+		"flush, $order: the shared stats count this crawl's responses only");
 }
 
 # an order that does not exist: an error at start

@@ -231,10 +231,14 @@ $push$
 
 # A crawl from scratch (SBF_FLUSH_ON_START, or SBF_PERSIST off at the end):
 # the frontier and the hosts emptied, the filter too (shared_reset keeps
-# its parameters); all or nothing
+# its parameters), and the shared stats if there are (stats.py); all or
+# nothing
 FLUSH = """
 TRUNCATE {frontier}, {hosts};
 SELECT shared_reset({filter}::regclass);
+"""
+FLUSH_STATS = """
+TRUNCATE {stats}
 """
 
 # A claim that no longer holds: its lease ran out, or its backend is gone.
@@ -477,16 +481,19 @@ class Store:
             "claimer_index": sql.Identifier(last + "_claimer"),
             "queued_id_index": sql.Identifier(last + "_queued_id"),
             "push": _qualified(config.frontier, "_push"),
+            "stats": _qualified(config.frontier, "_stats"),
             "order": sql.SQL(ORDERS[config.queue_order]),
             "filter": sql.Literal(config.filter),
             "query": sql.Literal(config.query),
             "strip": sql.Literal(list(config.strip_params)),
         }
-        self._sql: dict[str, sql.Composable] = {"frontier_name": names["frontier"]}
+        self._sql: dict[str, sql.Composable] = {"frontier_name": names["frontier"],
+                                                "stats_name": names["stats"]}
         self._sql |= {
             key: sql.SQL(text).format(**names)
             for key, text in (
                 ("schema", SCHEMA), ("upgrade", UPGRADE), ("indexes", INDEXES), ("push", PUSH), ("flush", FLUSH),
+                ("flush_stats", FLUSH_STATS),
                 ("live_claims", LIVE_CLAIMS), ("batch", BATCH), ("claim", CLAIM),
                 ("claim_polite", CLAIM_POLITE), ("renew", RENEW), ("pending", PENDING),
                 ("done", DONE), ("release", RELEASE), ("canonical", CANONICAL),
@@ -558,6 +565,9 @@ class Store:
                            " not emptied", why)
             return
         conn.execute(self._sql["flush"])
+        stats = self._sql["stats_name"].as_string(conn)
+        if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (stats,)).fetchone()[0]:
+            conn.execute(self._sql["flush_stats"])
         logger.info("sbf_scrapy: %s: the frontier and the filter emptied", why)
 
     def _connect(self) -> psycopg.Connection:
