@@ -105,6 +105,7 @@ class FrontierScheduler(BaseScheduler):
             return True
         try:
             if self.store.has_pending():
+                self._idle_since = None
                 return True
         except StoreError:
             return False

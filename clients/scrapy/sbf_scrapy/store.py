@@ -37,6 +37,7 @@ from psycopg import errors, sql
 from scrapy import Request, Spider
 from scrapy.settings import BaseSettings
 from scrapy.utils.request import RequestFingerprinter, request_from_dict
+from scrapy.utils.request import fingerprint as request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -741,13 +742,15 @@ class Store:
         looks at, tell requests apart, and URL aliases still do not)."""
         keys: list[str | None] = [None] * len(requests)
         where = [i for i, r in enumerate(requests) if not self._plain(r)]
-        if not where or self.fingerprinter is None:
+        if not where:
             return keys
+        # without a crawler (SbfDupeFilter.from_settings): Scrapy's fingerprint
+        fingerprint = (self.fingerprinter.fingerprint if self.fingerprinter is not None
+                       else request_fingerprint)
         canonical = self.canonical([requests[i].url for i in where])
         for i, url in zip(where, canonical):
             if url is not None:
-                request = requests[i].replace(url=url)
-                keys[i] = self.fingerprinter.fingerprint(request).hex()
+                keys[i] = fingerprint(requests[i].replace(url=url)).hex()
         return keys
 
     # the statements
