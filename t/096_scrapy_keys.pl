@@ -8,7 +8,11 @@
 # REQUEST_FINGERPRINTER_CLASS decides for every request.  The site
 # (clients/scrapy/tests/scenario_site.py) has three POST forms to /search,
 # fields page=1, 2 and 3, and two links to /lang.html with hreflang "en"
-# and "fr", which the test's spider requests with that Accept-Language.
+# and "fr", which the test's spider requests with that Accept-Language;
+# and a link with a stray %, which is requested as written (url_canonical
+# keeps it, as browsers and WHATWG do).  (An empty query, which
+# url_canonical keeps too, never reaches sbf_scrapy: Scrapy's Request drops
+# it.)
 
 use strict;
 use warnings;
@@ -24,7 +28,7 @@ use Test::More;
 my $node = SbfTest::new_node('scrapy_keys', 'log_statement = none');
 my $scrapy = SbfScrapy->new($node);
 my $port = $scrapy->serve('site', 'scenario_site.py', '--wide', 0,
-	'--redirects', 0, '--forms', 3);
+	'--redirects', 0, '--forms', 3, '--spellings');
 my $base = "http://127.0.0.1:$port";
 
 # requests(from): the site's requests from line from on, counted by
@@ -75,6 +79,10 @@ is($scrapy->query(qq{SELECT shared_contains('by_default_seen', '$base/forms.html
 	't', 'default: a GET is keyed by its canonical URL');
 is($scrapy->query(qq{SELECT shared_contains('by_default_seen', '$base/search')}),
 	'f', 'default: a POST is not keyed by its URL');
+
+# a URL as a browser sends it: a stray % as it is
+is($seen->{'GET /100%zz.html -'}, 1, 'default: a stray % is requested as written, once');
+is($seen->{'GET /100%25zz.html -'}, undef, 'default: the stray % is not escaped');
 
 # A fingerprinter that adds Accept-Language: /lang.html twice, once in each
 my $language = crawl('language', 'by_language', '--fingerprinter', 'language');

@@ -2,8 +2,8 @@
 """A small local web site of the cases a crawler gets wrong, generated:
 
     python3 scenario_site.py --log REQUESTS --port-file PORT [--wide N]
-        [--redirects N] [--forms N] [--unlinked N] [--hold PATH]...
-        [--hold-dir DIR]
+        [--redirects N] [--forms N] [--unlinked N] [--spellings]
+        [--hold PATH]... [--hold-dir DIR]
 
 serves on 127.0.0.1 at a free port, writes that port to PORT once it
 serves, and appends every request to REQUESTS, one a line:
@@ -23,6 +23,8 @@ The pages, all reachable from /index.html:
   /index.html       links to all of the above, and to /missing.html (404)
   /u0.html ...      --unlinked pages no page links to (for URLs pushed into
                     a crawl)
+  /100%zz.html      with --spellings, linked from /index.html: a stray %,
+                    which browsers send as written
 
 Every other page links back to /index.html.  A GET of a path given with
 --hold is logged with the method "HOLD" and not answered until the file
@@ -48,6 +50,7 @@ class Site:
         self.redirects = args.redirects
         self.forms = args.forms
         self.unlinked = args.unlinked
+        self.spellings = args.spellings
         self.hold = set(args.hold)
         self.hold_dir = args.hold_dir
         self.log = open(args.log, "a", encoding="utf-8")
@@ -64,6 +67,8 @@ class Site:
         if path == "/index.html":
             links = ["wide.html", "forms.html", "missing.html"]
             links += [f"r{i}.html" for i in range(self.redirects)]
+            if self.spellings:
+                links += ["100%zz.html"]
             return 200, None, document("index", links)
         if path == "/wide.html":
             links = []
@@ -83,7 +88,8 @@ class Site:
         if (re.fullmatch(r"/w(\d+)\.html", path) and int(path[2:-5]) < self.wide) \
                 or (re.fullmatch(r"/t(\d+)\.html", path) and int(path[2:-5]) < self.redirects) \
                 or (re.fullmatch(r"/u(\d+)\.html", path) and int(path[2:-5]) < self.unlinked) \
-                or re.fullmatch(r"/result-\d+\.html", path) or path == "/lang.html":
+                or re.fullmatch(r"/result-\d+\.html", path) or path == "/lang.html" \
+                or (self.spellings and path == "/100%zz.html"):
             return 200, None, document(path, ["index.html"])
         return 404, None, document("not found", [])
 
@@ -145,6 +151,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--redirects", type=int, default=20, help="pages that redirect")
     parser.add_argument("--forms", type=int, default=3, help="POST forms of /forms.html")
     parser.add_argument("--unlinked", type=int, default=0, help="pages nothing links to")
+    parser.add_argument("--spellings", action="store_true",
+                        help="a link with a stray %%")
     parser.add_argument("--hold", action="append", default=[], help="a path not answered"
                         " until HOLD-DIR/release exists (repeatable)")
     parser.add_argument("--hold-dir", default=".", help="where the release file appears")
