@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: crawling a site with Scrapy (docs/scrapy.md).  The site is
 # generated (clients/scrapy/tests/testsite.py serve --generate): PAGES
-# (10,000) pages of SEED (44), 30 to 50 links a page and 20 site maps of
+# (10,000) pages of SEED (44), 30 to 40 links a page and 20 site maps of
 # 500 to 700, in forms that only canonicalisation makes one (utm_
 # parameters, query order, dot segments, fragments, HTTP://), some links
 # through 301 redirects and some to 404s; served on 127.0.0.1, every GET
@@ -11,7 +11,8 @@
 #   scrapy       Scrapy's scheduler and in-memory dupefilter, as it comes
 #                (its fingerprint sorts the query and drops fragments, but
 #                keeps utm_ parameters: extra fetches).  Nothing is shared:
-#                each of 4 processes crawls the whole site on its own
+#                each of 4 processes crawls the whole site on its own, so
+#                scrapy-4 is run only if WAYS names it
 #   dupefilter   Scrapy's scheduler, sbf_scrapy.SbfDupeFilter: one round
 #                trip to PostgreSQL per link.  The filter is shared, the
 #                queues are not: each process fetches the start page and
@@ -33,11 +34,12 @@
 # rounds, the ways in a rotated order in each round; the ratios are of
 # each round's figures against Scrapy's with 1 process of the same round.
 # CONCURRENCY (16) requests at a time per process; LATENCY (0) seconds the
-# site waits before each answer; WAYS to run a subset
-# (e.g. WAYS="scrapy frontier-4").
+# site waits before each answer; WAYS the ways to run (all but scrapy-4
+# unless set, e.g. WAYS="scrapy scrapy-4").
 #
-#   bash bench/scrapy_crawl.sh                     # throwaway cluster; ~15 minutes
-#   PAGES=2000 REPEAT=1 bash bench/scrapy_crawl.sh # a quick look, ~1 minute
+#   REPEAT=1 bash bench/scrapy_crawl.sh            # throwaway cluster; ~20 minutes on 2 busy cores
+#   bash bench/scrapy_crawl.sh                     # 3 rounds, ~1 hour
+#   PAGES=1000 REPEAT=1 bash bench/scrapy_crawl.sh # a quick look, ~2 minutes
 #   SBF_USE_EXISTING=1 bash bench/scrapy_crawl.sh  # the server of the PG* variables
 . "$(dirname "$0")/lib.sh"
 
@@ -181,7 +183,7 @@ fmt() { if [ "$2" = - ]; then echo -; else printf "$1" "$2"; fi; }
 
 echo
 echo "$PAGES generated pages (seed $SEED), $CONCURRENCY requests at a time per process," \
-	"latency ${LATENCY} s; medians of $REPEAT rounds"
+	"latency ${LATENCY} s; $([ "$REPEAT" = 1 ] && echo "1 round" || echo "medians of $REPEAT rounds")"
 echo
 echo "| way | processes | wall s | GETs | pages | pages/s | pages/s / Scrapy's 1 | DB ms/page, server | DB ms/page, client |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
