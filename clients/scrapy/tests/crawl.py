@@ -40,15 +40,18 @@ class LinkSpider(scrapy.Spider):
 
     name = "site"
 
-    def __init__(self, start: str, **kwargs):
+    def __init__(self, start: str, start_dont_filter: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.start_urls = [start]
+        self.start_dont_filter = start_dont_filter
 
     def start_requests(self):
         # Scrapy's own start requests are dont_filter: each process, and
-        # each restart, would queue the start URL again
+        # each restart, would queue the start URL again (unless
+        # --start-dont-filter: each process of a shared dupefilter fetches
+        # it, and they race for its links)
         for url in self.start_urls:
-            yield scrapy.Request(url, callback=self.parse)
+            yield scrapy.Request(url, callback=self.parse, dont_filter=self.start_dont_filter)
 
     def parse(self, response):
         yield {"url": response.url, "title": response.css("title::text").get()}
@@ -120,6 +123,7 @@ def settings_for(args: argparse.Namespace) -> dict:
         "SBF_FILTER": args.filter,
         "SBF_FRONTIER": args.frontier,
         "SBF_STRIP_PARAMS": args.strip_params,
+        "SBF_QUERY": args.query,
         "SBF_DELAY": args.delay,
     }
     if args.mode == "frontier":
@@ -149,6 +153,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--filter", default="sbf_scrapy_seen", help="SBF_FILTER")
     parser.add_argument("--frontier", default="sbf_frontier", help="SBF_FRONTIER")
     parser.add_argument("--strip-params", default="", help="SBF_STRIP_PARAMS, comma separated")
+    parser.add_argument("--query", default="keep", choices=["keep", "sort", "drop"],
+                        help="SBF_QUERY")
+    parser.add_argument("--start-dont-filter", action="store_true",
+                        help="the start request is dont_filter (fetched by each process)")
     parser.add_argument("--delay", type=float, default=0.0, help="SBF_DELAY")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--log-level", default="WARNING")
@@ -166,7 +174,7 @@ def main(argv: list[str]) -> int:
 
     process = CrawlerProcess(settings_for(args))
     crawler = process.create_crawler(LinkSpider)
-    process.crawl(crawler, start=args.start)
+    process.crawl(crawler, start=args.start, start_dont_filter=args.start_dont_filter)
     process.start()
     stats = crawler.stats.get_stats()
     if args.stats:
