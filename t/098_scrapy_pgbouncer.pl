@@ -36,7 +36,7 @@ my $tmp = $scrapy->tmp;
 # The roles, as docs/scrapy.md sets them up: its one ```sql block of the
 # section "Behind a connection pooler"
 my $page = slurp_file("$SbfTest::ROOT/docs/scrapy.md");
-my ($section) = $page =~ /^### Behind a connection pooler\n(.*?)^##/ms;
+my ($section) = $page =~ /^## Behind a connection pooler\n(.*?)^## /ms;
 my @blocks = ($section // '') =~ /^```sql\n(.*?)^```$/msg;
 is(scalar(@blocks), 1, 'docs/scrapy.md sets up the roles in one SQL block');
 $node->safe_psql('postgres', $blocks[0]);
