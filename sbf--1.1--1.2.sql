@@ -9,3 +9,34 @@
 -- What 1.2 adds to the SQL interface goes here, and a new install of 1.2
 -- runs the three scripts in turn, as an install of 1.1 updated does.
 --
+
+--
+-- simhash_ops: a new default layout (docs/simhash.md, "Choosing the
+-- layout").  An index keeps the layout it was built with: every index of
+-- simhash_ops built without the option "blocks" was built with 1.1's
+-- default, 4, and gets blocks=4 written into its options (where
+-- pg_get_indexdef, pg_dump and pg_upgrade read them) before the options
+-- function changes its default.  Opclass options cannot be set by ALTER
+-- INDEX, hence the catalog update; the update of pg_attribute invalidates
+-- the indexes' cached options in every session.
+--
+UPDATE pg_catalog.pg_attribute a
+SET attoptions = pg_catalog.array_append(a.attoptions, 'blocks=4')
+FROM pg_catalog.pg_index i, pg_catalog.pg_depend d, pg_catalog.pg_opclass c
+WHERE a.attrelid = i.indexrelid
+  AND a.attnum > 0 AND a.attnum <= i.indnatts
+  AND i.indclass[a.attnum - 1] = c.oid
+  AND c.opcname = 'simhash_ops'
+  AND d.classid = 'pg_catalog.pg_opclass'::pg_catalog.regclass AND d.objid = c.oid
+  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+  AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'sbf')
+  AND d.deptype = 'e'
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(a.attoptions) o
+				  WHERE o LIKE 'blocks=%');
+
+CREATE OR REPLACE FUNCTION simhash_gin_options(internal) RETURNS void
+	AS 'MODULE_PATHNAME', 'simhash_gin_options_1_2' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_options(internal) IS
+	'GIN support: the opclass option blocks (1..64, default 2; an index made at 1.1 without it has blocks=4)';
+COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
+	'exact search for near-duplicates (%) by blocks of the fingerprint; option blocks (default 2: 66 lookups of 32-bit keys for d = 3, the fastest layout measured)';

@@ -132,8 +132,12 @@ EXPLAIN (COSTS OFF) SELECT id FROM fps WHERE fp % :'fp1';
 SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
 SET sbf.simhash_max_distance = 2;
 SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
--- a distance beyond what 4 blocks are built for (4 >= d + 1) is still
--- exact: the index looks up each block with up to floor(d / 4) bits flipped
+-- the default layout, 2 blocks, looks up each block with up to
+-- floor(d / 2) bits flipped (d = 2 and 3: 66 keys, d = 4 and 5: 1,058);
+-- beyond 2,048 keys (d = 7 here) it reads the whole index and rechecks
+-- every row: still exact
+SET sbf.simhash_max_distance = 5;
+SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
 SET sbf.simhash_max_distance = 7;
 SELECT id FROM fps WHERE fp % (SELECT fp FROM fps WHERE id = 1) ORDER BY id;
 RESET enable_seqscan;

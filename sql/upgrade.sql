@@ -142,7 +142,9 @@ WHERE r.definition IS DISTINCT FROM f.definition
    OR r.comment IS DISTINCT FROM f.comment
 ORDER BY object;
 
--- What 1.2 adds to 1.1, drops and changes: nothing yet
+-- What 1.2 adds to 1.1 and drops: nothing yet; what it changes: the
+-- default layout of simhash_ops, 2 blocks (the options function and the
+-- comments; below, what becomes of an index made at 1.1)
 SELECT object FROM fresh EXCEPT SELECT object FROM released_1_1 ORDER BY object;
 SELECT object FROM released_1_1 EXCEPT SELECT object FROM fresh ORDER BY object;
 SELECT object FROM released_1_1 r JOIN fresh f USING (object)
@@ -180,3 +182,75 @@ JOIN (SELECT shard, filter::text, positions::text FROM upgrade_shards
 	  UNION ALL SELECT -1, filter::text, NULL FROM upgrade_whole) a USING (shard);
 DROP VIEW upgrade_whole, upgrade_shards;
 DROP TABLE upgrade_crawl;
+
+-- A simhash_ops index made at 1.1 without the option "blocks" was built
+-- with 1.1's default layout, 4 blocks.  1.2 has another default; the
+-- index keeps its layout: the update writes blocks=4 into its options
+-- (an index given "blocks" keeps its own), and it finds exactly what a
+-- sequential scan finds before and after the update.  An index made after
+-- the update gets the new default.
+DROP EXTENSION sbf;
+CREATE EXTENSION sbf VERSION '1.1';
+CREATE TABLE upgrade_fps (id bigint, fp simhash64);
+INSERT INTO upgrade_fps
+	SELECT g, hashint8extended(g, 7)::simhash64 FROM generate_series(1, 5000) g;
+-- near-copies of the first 100 rows: 1, 2 and 3 bits flipped, in different
+-- blocks of every layout
+INSERT INTO upgrade_fps
+	SELECT -10 * id - k, (fp::bigint # m)::simhash64
+	FROM upgrade_fps,
+		 (VALUES (1, 1::bigint << 3), (2, (1::bigint << 3) | (1::bigint << 29)),
+				 (3, (1::bigint << 3) | (1::bigint << 29) | (1::bigint << 50))) v(k, m)
+	WHERE id <= 100;
+CREATE TABLE upgrade_fps_8 AS TABLE upgrade_fps;
+CREATE INDEX upgrade_fps_gin ON upgrade_fps USING gin (fp simhash_ops);
+CREATE INDEX upgrade_fps_8_gin ON upgrade_fps_8 USING gin (fp simhash_ops (blocks = 8));
+-- the pairs (row, its match within 3 bits) of the first 100 rows of a
+-- table, by its GIN index or by sequential scans
+CREATE FUNCTION upgrade_near_pairs(tab regclass, by_index boolean)
+RETURNS TABLE (q bigint, f bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('enable_seqscan', (NOT by_index)::text, true);
+	PERFORM set_config('enable_bitmapscan', by_index::text, true);
+	RETURN QUERY EXECUTE format('SELECT a.id, b.id FROM %1$s a
+		CROSS JOIN LATERAL (SELECT id FROM %1$s WHERE fp %% a.fp) b
+		WHERE a.id BETWEEN 1 AND 100', tab);
+END $$;
+CREATE FUNCTION upgrade_check_index(tab regclass)
+RETURNS TABLE (index_pairs bigint, seqscan_pairs bigint, differences bigint)
+LANGUAGE sql AS $$
+	SELECT (SELECT count(*) FROM upgrade_near_pairs(tab, true)),
+		   (SELECT count(*) FROM upgrade_near_pairs(tab, false)),
+		   (SELECT count(*) FROM ((SELECT * FROM upgrade_near_pairs(tab, true)
+								   EXCEPT SELECT * FROM upgrade_near_pairs(tab, false))
+								  UNION ALL
+								  (SELECT * FROM upgrade_near_pairs(tab, false)
+								   EXCEPT SELECT * FROM upgrade_near_pairs(tab, true))) d)
+$$;
+SELECT * FROM upgrade_check_index('upgrade_fps');
+SELECT * FROM upgrade_check_index('upgrade_fps_8');
+ALTER EXTENSION sbf UPDATE;
+-- (a new session: this one has the indexes' options cached)
+\c
+SELECT pg_get_indexdef('upgrade_fps_gin'::regclass);
+SELECT pg_get_indexdef('upgrade_fps_8_gin'::regclass);
+SELECT * FROM upgrade_check_index('upgrade_fps');
+SELECT * FROM upgrade_check_index('upgrade_fps_8');
+-- made after the update: the new default, 2 blocks (the same index, page
+-- for page, as one made with blocks = 2)
+CREATE TEMP TABLE size_1_1 AS SELECT pg_relation_size('upgrade_fps_gin') AS bytes;
+DROP INDEX upgrade_fps_gin;
+CREATE INDEX upgrade_fps_gin ON upgrade_fps USING gin (fp simhash_ops);
+SELECT pg_get_indexdef('upgrade_fps_gin'::regclass);
+SELECT * FROM upgrade_check_index('upgrade_fps');
+DROP INDEX upgrade_fps_8_gin;
+CREATE INDEX upgrade_fps_8_gin ON upgrade_fps_8 USING gin (fp simhash_ops (blocks = 2));
+SELECT pg_relation_size('upgrade_fps_gin') = pg_relation_size('upgrade_fps_8_gin') AS same_as_2_blocks,
+	   pg_relation_size('upgrade_fps_gin') = (SELECT bytes FROM size_1_1) AS same_as_4_blocks;
+-- and the plan of near_pairs(..., true) is the index's
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM upgrade_fps WHERE fp % '0123456789abcdef';
+RESET enable_seqscan;
+DROP TABLE upgrade_fps, upgrade_fps_8;
+DROP FUNCTION upgrade_check_index, upgrade_near_pairs;

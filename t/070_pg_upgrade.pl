@@ -5,11 +5,14 @@
 # The old cluster holds every kind of sbf object: bloom, stablebloom,
 # slidingbloom and simhash values in a table, a logged and an unlogged
 # shared filter of each kind, a simhash GIN index, and the offline sieve's
-# three tables with URLs discovered since the last flush.  After the
+# three tables with URLs discovered since the last flush; and a database
+# still at 1.1 with a simhash index made without "blocks".  After the
 # upgrade and a crash before any session opens a filter, every query
 # answers as before, the pending flush gives the frontier the old server
 # gave, the shared filters go on taking values (also after another
-# crash), and ALTER EXTENSION sbf UPDATE has nothing to do.
+# crash), and ALTER EXTENSION sbf UPDATE has nothing to do; in the
+# database at 1.1 the index keeps its layout (4 blocks, 1.1's default)
+# before and after the update to 1.2 writes it into its options.
 #
 # The old major is the installation SBF_UPGRADE_FROM names (its prefix, with
 # sbf installed in it: scripts/test-matrix.sh sets it to the machine's
@@ -150,6 +153,34 @@ my $parameters = q{
 		'estimated_fpr', 'adds', 'load', 'expected_fpr'])::text, E'\n' ORDER BY n)
 	FROM (VALUES ('sb_logged'), ('sb_unlogged'), ('ss_logged'), ('ss_unlogged')) f(n)
 };
+# A database whose extension is still at 1.1 (the released version), with
+# a simhash_ops index made without the option "blocks": 1.1's default
+# layout, 4 blocks, which 1.2 changed.  Near-copies of its first 50 rows
+# (1, 2 and 3 bits flipped) make the matches.
+$old->safe_psql('postgres', 'CREATE DATABASE at_1_1');
+$old->safe_psql('at_1_1', q{
+	CREATE EXTENSION sbf VERSION '1.1';
+	CREATE TABLE fps (id bigint, fp simhash64);
+	INSERT INTO fps SELECT g, hashint8extended(g, 7)::simhash64 FROM generate_series(1, 3000) g;
+	INSERT INTO fps
+	SELECT -10 * id - k, (fp::bigint # m)::simhash64
+	FROM fps, (VALUES (1, 1::bigint << 3), (2, (1::bigint << 3) | (1::bigint << 29)),
+					  (3, (1::bigint << 3) | (1::bigint << 29) | (1::bigint << 50))) v(k, m)
+	WHERE id <= 50;
+	CREATE INDEX fps_gin ON fps USING gin (fp simhash_ops);
+});
+# every match of the first 50 rows, by the index or by sequential scans
+my $near_pairs = q{
+	SET enable_seqscan = %s; SET enable_bitmapscan = %s;
+	SELECT string_agg(a.id || ':' || b.id, ',' ORDER BY a.id, b.id)
+	FROM fps a CROSS JOIN LATERAL (SELECT id FROM fps WHERE fp %% a.fp) b
+	WHERE a.id BETWEEN 1 AND 50
+};
+my $pairs_1_1 = $old->safe_psql('at_1_1', sprintf($near_pairs, 'on', 'off'));
+is($old->safe_psql('at_1_1', sprintf($near_pairs, 'off', 'on')), $pairs_1_1,
+	'at 1.1, the index made without "blocks" finds what the scans find');
+is(scalar(() = $pairs_1_1 =~ /:/g), 200, '... the 50 rows and their 150 near-copies');
+
 my $before = $old->safe_psql('postgres', $answers);
 my $parameters_before = $old->safe_psql('postgres', $parameters);
 # a transactional filter's count of values added is in its metapage
@@ -190,7 +221,7 @@ if ($refused != 0
 		q{SELECT count(*) FROM pg_attribute WHERE attoptions::text LIKE '%pg_attver=%'}) > 0)
 {
 	note 'clearing the pg_attver column options the new server does not know';
-	for my $db ('postgres', 'template1')
+	for my $db ('postgres', 'template1', 'at_1_1')
 	{
 		$old->safe_psql($db, q{
 			UPDATE pg_attribute
@@ -244,6 +275,17 @@ for my $mode ('--copy', '--link')
 		"$mode: ALTER EXTENSION sbf UPDATE has nothing to do");
 	is($new->safe_psql('postgres', $members), $members_before,
 		"$mode: ... and changes nothing");
+
+	# the database at 1.1: its index keeps 4 blocks, before and after
+	# ALTER EXTENSION sbf UPDATE writes them into its options
+	is($new->safe_psql('at_1_1', sprintf($near_pairs, 'off', 'on')), $pairs_1_1,
+		"$mode: the index made at 1.1 without \"blocks\" finds what the scans found");
+	$new->safe_psql('at_1_1', 'ALTER EXTENSION sbf UPDATE');
+	like($new->safe_psql('at_1_1', q{SELECT pg_get_indexdef('fps_gin'::regclass)}),
+		qr/simhash_ops \(blocks='4'\)/,
+		"$mode: ALTER EXTENSION sbf UPDATE writes its layout, 4 blocks, into its options");
+	is($new->safe_psql('at_1_1', sprintf($near_pairs, 'off', 'on')), $pairs_1_1,
+		"$mode: ... and it still finds the same pairs");
 
 	# the index is used, and finds what a sequential scan finds
 	like($new->safe_psql('postgres', q{

@@ -13,7 +13,15 @@
  * The index stores B keys per row, one per block: block i covers bits
  * [floor(64 i / B), floor(64 (i + 1) / B)), and its key is the int8
  * (i << 32) | (those bits, shifted down); with B = 1 the key is the whole
- * fingerprint.  B is the opclass option "blocks" (1..64, default 4).
+ * fingerprint.  B is the opclass option "blocks" (1..64).
+ *
+ * The default B is what an index built without the option was built with,
+ * so it can never change under an index.  1.1 bound the options function
+ * simhash_gin_options (default 4); 1.2 measured another layout faster
+ * (docs/simhash.md) and binds simhash_gin_options_1_2 (default
+ * SIMHASH_GIN_DEFAULT_BLOCKS), after sbf--1.1--1.2.sql has written
+ * blocks = 4 into the options of every index that had none.  A database
+ * still at 1.1 keeps the old binding, whatever library it runs.
  *
  * A query q with distance d (the GUC, read when the scan starts) looks up,
  * for each block, the block of q with every choice of at most
@@ -45,12 +53,16 @@
 /* The strategy of % in simhash_ops */
 #define SIMHASH_NEAR_STRATEGY	1
 
-#define SIMHASH_GIN_DEFAULT_BLOCKS	4
+/* The default of an index made at 1.2 or later, and of one made at 1.1 */
+#define SIMHASH_GIN_DEFAULT_BLOCKS	2
+#define SIMHASH_GIN_DEFAULT_BLOCKS_1_1	4
 /*
- * Above this many lookups a scan reads the whole index instead: each
- * lookup costs a descent of the entry tree (about 40 us measured), and
- * every candidate is checked against every key, so 2048 lookups take about
- * as long as reading the whole index of a million rows
+ * Above this many lookups a scan reads the whole index instead.  A lookup
+ * costs a descent of the entry tree and the merge of its posting list
+ * (4 to 7 us measured at a million rows, bench/simhash.sh), so 2048 of
+ * them cost about a tenth of a sequential scan of a million rows; past it
+ * the count grows combinatorially (2 blocks: 1058 keys for d = 4 and 5,
+ * 10978 for d = 6)
  */
 #define SIMHASH_GIN_MAX_KEYS	2048
 
@@ -60,12 +72,16 @@ typedef struct SimhashGinOptions
 	int			blocks;			/* B */
 } SimhashGinOptions;
 
+/*
+ * B of the index.  GIN always passes the parsed options, defaults filled in,
+ * since both versions of the operator class have an options function.
+ */
 static int
 simhash_gin_blocks(FunctionCallInfo fcinfo)
 {
-	if (PG_HAS_OPCLASS_OPTIONS())
-		return ((SimhashGinOptions *) PG_GET_OPCLASS_OPTIONS())->blocks;
-	return SIMHASH_GIN_DEFAULT_BLOCKS;
+	if (!PG_HAS_OPCLASS_OPTIONS())
+		elog(ERROR, "simhash_ops called without its options");
+	return ((SimhashGinOptions *) PG_GET_OPCLASS_OPTIONS())->blocks;
 }
 
 static inline Datum
@@ -76,18 +92,34 @@ block_key(uint64 bits, int i, int blocks)
 	return Int64GetDatum(((int64) i << 32) | (int64) bits);
 }
 
+static void
+define_options(local_relopts *relopts, int default_blocks)
+{
+	init_local_reloptions(relopts, sizeof(SimhashGinOptions));
+	add_local_int_reloption(relopts, "blocks",
+							"number of blocks the 64 bits are split into: an exact search within d bits needs d + 1, or flipped keys",
+							default_blocks, 1, SIMHASH_BITS,
+							offsetof(SimhashGinOptions, blocks));
+}
+
+/* The options as 1.1 bound them: kept for databases not yet updated */
 PG_FUNCTION_INFO_V1(simhash_gin_options);
 
 Datum
 simhash_gin_options(PG_FUNCTION_ARGS)
 {
-	local_relopts *relopts = (local_relopts *) PG_GETARG_POINTER(0);
+	define_options((local_relopts *) PG_GETARG_POINTER(0),
+				   SIMHASH_GIN_DEFAULT_BLOCKS_1_1);
+	PG_RETURN_VOID();
+}
 
-	init_local_reloptions(relopts, sizeof(SimhashGinOptions));
-	add_local_int_reloption(relopts, "blocks",
-							"number of blocks the 64 bits are split into: an exact search within d bits needs d + 1",
-							SIMHASH_GIN_DEFAULT_BLOCKS, 1, SIMHASH_BITS,
-							offsetof(SimhashGinOptions, blocks));
+PG_FUNCTION_INFO_V1(simhash_gin_options_1_2);
+
+Datum
+simhash_gin_options_1_2(PG_FUNCTION_ARGS)
+{
+	define_options((local_relopts *) PG_GETARG_POINTER(0),
+				   SIMHASH_GIN_DEFAULT_BLOCKS);
 	PG_RETURN_VOID();
 }
 
