@@ -8,8 +8,9 @@
 # bench/sieve_flush.sh    sieve_flush against the plain-SQL flush, on
 #                         $SBF_SIEVE_STREAM (default: the shipped
 #                         data/eot2024-sitemaps-300k.txt.gz)
-# bench/simhash.sh        near-duplicate search at 1M fingerprints: index
-#                         against sequential scan, the self-join, layouts
+# bench/simhash.sh        near-duplicate search at 1M and 10M fingerprints:
+#                         each index layout against sequential scan, the
+#                         self-join
 # bench/shared.sh         shared filters: one URL a statement and batches
 #                         of 1,000 (pgbench), at 4 MB, 1 GB and 16 GB
 # bench/shared_transactional.sh  transactional adds against immediate ones
