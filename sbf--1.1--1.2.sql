@@ -9,3 +9,19 @@
 -- What 1.2 adds to the SQL interface goes here, and a new install of 1.2
 -- runs the three scripts in turn, as an install of 1.1 updated does.
 --
+
+--
+-- The sieve's readers
+--
+
+CREATE FUNCTION sieve_contains(seen regclass, urls text[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sieve_contains_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_contains(regclass, text[]) IS
+	'is url_signature(url) in seen, for each URL? in input order, NULL for a NULL element; each chunk of a compressed seen is decoded at most once a batch';
+
+CREATE FUNCTION sieve_contains(seen regclass, signatures bigint[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sieve_contains_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_contains(regclass, bigint[]) IS
+	'is each signature (url_signature values) in seen? in input order, NULL for a NULL element; each chunk of a compressed seen is decoded at most once a batch';
