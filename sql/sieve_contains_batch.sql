@@ -97,6 +97,19 @@ SELECT cardinality(batch) AS n,
        (SELECT count(*) FROM unnest(batch) a WHERE a) AS present,
        batch = single AS same
 FROM answers;
+-- and a sparse batch, 300 URLs (half present) spread over its chunks,
+-- most of them a chunk apart or more, in a shuffled order
+WITH sparse AS (
+  SELECT g AS pos, 'https://big.example/' || ((g * 1337 * 7) % 400000 + 1) AS url
+  FROM generate_series(1, 300) g),
+answers AS (
+  SELECT sieve_contains('bigz', array_agg(url ORDER BY pos)) AS batch,
+         array_agg(sieve_contains('bigz', url) ORDER BY pos) AS single
+  FROM sparse)
+SELECT cardinality(batch) AS n,
+       (SELECT count(*) FROM unnest(batch) a WHERE a) AS present,
+       batch = single AS same
+FROM answers;
 
 -- Errors: those of the single form, for the whole batch
 CREATE TABLE notseen (url text);

@@ -757,15 +757,21 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
  * whose head moved past a neighbour's, is seen only by a read of the whole
  * table: a lookup cannot miss what it does not know of.)
  *
- * A batch walks the seen once, in signature order, with one snapshot and
- * one index scan: the chunk last decoded is kept, and a signature up to
- * its last is answered from it without going to the index again (but for
- * the first signature it lacks, which checks the chunk before once); a
- * signature past it goes down the primary key, and the chunk found is
- * decoded only if it is another.  So each chunk is read and decoded at
- * most once per batch, and a batch of one is a lookup as above.  The
- * caller has the columns' numbers (sieve_contains keeps them for the
- * query), so that a lookup does no catalog lookup.
+ * A batch walks the seen once, in signature order, with one snapshot: the
+ * chunk last decoded is kept, and a signature up to its last is answered
+ * from it without going to the index again; a signature past it goes down
+ * the primary key to a chunk past it, which is decoded.  So each chunk is
+ * read and decoded at most once a batch.  Past the first chunk the descent
+ * is bounded below by the head of the chunk decoded (a second scan, of two
+ * keys): a backward read of a btree leaf checks its keys on every entry it
+ * passes, down to the page's start unless a key stops it, which for a
+ * lookup alone is about half a page of heads.  A batch checks the chunk
+ * before each chunk it decodes at once, found or not (the entry before in
+ * the scan, or, when the bound stops it, the chunk decoded before), so
+ * that the answers it gives from a chunk later never lack that check.  A
+ * batch of one is a lookup as above.  The caller has the columns' numbers
+ * (sieve_contains keeps them for the query), so that a lookup does no
+ * catalog lookup.
  */
 void
 sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
@@ -776,12 +782,12 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	TupleTableSlot *slot = table_slot_create(seen, NULL);
 	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
-	ScanKeyData key;
-	bool		decoded = false;	/* decoded[] holds the chunk at head */
-	bool		before_checked = false; /* and the chunk before it was read */
+	IndexScanDesc bounded = NULL;	/* head <= signature and head > head */
+	ScanKeyData keys[2];
+	bool		decoded = false;	/* chunk[] holds count, from head */
 	int64		head = 0;
 	uint32		count = 0;
-	uint32		low = 0;		/* decoded[low - 1] < the signature */
+	uint32		low = 0;		/* chunk[low - 1] < the signature */
 	int64		neighbour_head;
 	SieveChunk	neighbour;
 	static int64 *chunk = NULL;
@@ -790,10 +796,13 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 	if (chunk == NULL)
 		chunk = MemoryContextAlloc(TopMemoryContext,
 								   sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	if (n > 1)
+		bounded = index_beginscan_compat(seen, indexrel, snapshot, 2, 0);
 	for (i = 0; i < n; i++)
 	{
 		int64		signature = signatures[i];
 		bool		past_last = true;
+		IndexScanDesc descent = decoded ? bounded : scan;
 
 		Assert(i == 0 || signatures[i - 1] < signature);
 		found[i] = false;
@@ -801,35 +810,31 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 		/* a signature within the chunk decoded: answered by it */
 		if (decoded && signature <= chunk[count - 1])
 		{
-			while (low < count && chunk[low] < signature)
+			while (chunk[low] < signature)
 				low++;
 			found[i] = chunk[low] == signature;
-			if (found[i] || before_checked)
-				continue;
+			continue;
 		}
 
 		CHECK_FOR_INTERRUPTS();
-		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(signature));
-		index_rescan(scan, &key, 1, NULL, 0);
-		if (index_getnext_slot(scan, BackwardScanDirection, slot))
+		ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(signature));
+		ScanKeyInit(&keys[1], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(head));
+		index_rescan(descent, keys, decoded ? 2 : 1, NULL, 0);
+		if (index_getnext_slot(descent, BackwardScanDirection, slot))
 		{
-			int64		row_head;
+			bool		had_chunk = decoded;
+			int64		before_last = decoded ? chunk[count - 1] : 0;
 			uint32		high;
 
-			(void) row_chunk(seen, slot, head_att, chunk_att, &row_head);
-			if (!decoded || row_head != head)
-			{
-				count = decode_row(seen, slot, head_att, chunk_att, chunk, &head);
-				decoded = true;
-				before_checked = false;
-				low = 0;
-			}
+			count = decode_row(seen, slot, head_att, chunk_att, chunk, &head);
+			decoded = true;
+			low = 0;
 			if (head > signature)
 				chunk_corrupted(seen, head,
 								psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
 										 signature));
 			past_last = signature > chunk[count - 1];
-			/* the first of chunk[low, count) that is >= signature */
+			/* the first of chunk[0, count) that is >= signature */
 			high = count;
 			while (low < high)
 			{
@@ -843,10 +848,9 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 			found[i] = low < count && chunk[low] == signature;
 
 			/* the chunk before */
-			if (!found[i] && !before_checked)
+			if (!found[i] || n > 1)
 			{
-				before_checked = true;
-				if (index_getnext_slot(scan, BackwardScanDirection, slot))
+				if (index_getnext_slot(descent, BackwardScanDirection, slot))
 				{
 					neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
 					if (neighbour_head >= head || neighbour->first != neighbour_head ||
@@ -854,19 +858,21 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 						chunk_corrupted(seen, neighbour_head,
 										psprintf("The chunk before the one at head " INT64_FORMAT " does not precede it.",
 												 head));
-					if (neighbour->last >= head)
-						chunk_corrupted(seen, head,
-										psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
-												 neighbour->last));
+					before_last = neighbour->last;
+					had_chunk = true;
 				}
+				if (had_chunk && before_last >= head)
+					chunk_corrupted(seen, head,
+									psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
+											 before_last));
 			}
 		}
 
 		/* the chunk after, when the signature lies past the chunk found */
 		if (!found[i] && past_last)
 		{
-			ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
-			index_rescan(scan, &key, 1, NULL, 0);
+			ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
+			index_rescan(scan, keys, 1, NULL, 0);
 			if (index_getnext_slot(scan, ForwardScanDirection, slot))
 			{
 				neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
@@ -879,6 +885,8 @@ sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
 		ExecClearTuple(slot);
 	}
 	index_endscan(scan);
+	if (bounded != NULL)
+		index_endscan(bounded);
 	ExecDropSingleTupleTableSlot(slot);
 	UnregisterSnapshot(snapshot);
 	index_close(indexrel, NoLock);
