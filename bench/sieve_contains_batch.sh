@@ -26,32 +26,12 @@ export PGOPTIONS="-c client_min_messages=warning"
 psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 say "a compressed seen and a plain seen of $URLS URLs"
-psql <<SQL
-CREATE EXTENSION sbf;
-CREATE TABLE plain_seen (sig bigint PRIMARY KEY);
-INSERT INTO plain_seen
-	SELECT url_signature('https://www.example' || (g % 1000) || '.gov/path/' || g || '/page.html')
-	FROM generate_series(1, $URLS) g;
-\o /dev/null
-SELECT sieve_seen_create('zseen');
-SET work_mem = '64MB';
-SELECT sieve_seen_import('zseen', 'plain_seen');
-\o
-VACUUM ANALYZE zseen, plain_seen;
-SQL
+psql -c "CREATE EXTENSION sbf"
+synthetic_seen "$URLS" | psql
 
 # 200,000 URLs from 1 to 2 * URLS, evenly spaced (half present), each with
 # its batch: 200 batches of 1,000 drawn across the whole range
 urls="SELECT 'https://www.example' || (h % 1000) || '.gov/path/' || h || '/page.html' AS url, (h / $((URLS / 100000)) * 7919) % 200 AS batch FROM generate_series(200, 2 * $URLS, $((URLS / 100000))) h"
-TICKS=$(getconf CLK_TCK)
-cpu="(SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint FROM pg_read_file('/proc/self/stat') s)"
-timed() {
-	psql <<SQL
-SELECT $cpu AS t0 \gset
-$1 \g /dev/null
-SELECT round(($cpu - :t0)::numeric / $TICKS, 2);
-SQL
-}
 single_query() { echo "SELECT count(*) FILTER (WHERE $1) FROM ($urls) u"; }
 batch_query() { echo "SELECT count(*) FILTER (WHERE a) FROM (SELECT $1 AS answers FROM ($urls) u GROUP BY batch) b, unnest(answers) a"; }
 
@@ -72,7 +52,7 @@ for i in $(seq "$REPEAT"); do
 		"batch zseen|$(batch_query "sieve_contains('zseen', array_agg(url))")" \
 		"single plain_seen|$(single_query "sieve_contains('plain_seen', url)")" \
 		"batch plain_seen|$(batch_query "sieve_contains('plain_seen', array_agg(url))")"; do
-		s=$(timed "${way#*|}")
+		s=$(cpu_seconds "${way#*|}")
 		name=${way%%|*}
 		printf '%-40s %10s\n' "$name ($i)" "$s"
 		if [ -z "${best[$name]:-}" ] || [ "$(echo "$s < ${best[$name]}" | bc)" = 1 ]; then best[$name]=$s; fi
