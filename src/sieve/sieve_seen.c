@@ -417,10 +417,13 @@ sieve_contains_array(PG_FUNCTION_ARGS)
 		table_close(seen, NoLock);
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
 	}
-	items = palloc(sizeof(ContainsItem) * nelems);
+	/* an array may hold MaxArraySize elements, 16 bytes an item each */
+	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(ContainsItem) * nelems);
 	it = array_create_iterator(urls, 0, NULL);
 	for (i = 0; array_iterate(it, &value, &isnull); i++)
 	{
+		if (i % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (isnull)
 		{
 			nnulls++;
@@ -440,7 +443,7 @@ sieve_contains_array(PG_FUNCTION_ARGS)
 	array_free_iterator(it);
 	qsort(items, nitems, sizeof(ContainsItem), item_cmp);
 
-	distinct = palloc(sizeof(int64) * Max(nitems, 1));
+	distinct = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(nitems, 1));
 	for (i = 0; i < nitems; i++)
 		if (ndistinct == 0 || distinct[ndistinct - 1] != items[i].signature)
 			distinct[ndistinct++] = items[i].signature;
