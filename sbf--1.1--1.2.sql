@@ -11,6 +11,22 @@
 --
 
 --
+-- The sieve's readers
+--
+
+CREATE FUNCTION sieve_contains(seen regclass, urls text[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sieve_contains_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_contains(regclass, text[]) IS
+	'is url_signature(url) in seen, for each URL? in input order, NULL for a NULL element; each chunk of a compressed seen is decoded at most once a batch';
+
+CREATE FUNCTION sieve_contains(seen regclass, signatures bigint[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sieve_contains_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sieve_contains(regclass, bigint[]) IS
+	'is each signature (url_signature values) in seen? in input order, NULL for a NULL element; each chunk of a compressed seen is decoded at most once a batch';
+
+--
 -- simhash_ops: a new default layout (docs/simhash.md, "Choosing the
 -- layout").  An index keeps the layout it was built with: every index of
 -- simhash_ops built without the option "blocks" was built with 1.1's

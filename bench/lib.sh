@@ -43,6 +43,37 @@ SQL
 	printf '%.2f %d\n' "$(echo "$end - $start" | bc -l)" "$peak"
 }
 
+# synthetic_seen URLS: SQL making plain_seen (sig bigint PRIMARY KEY), the
+# signatures of URLS synthetic URLs (those of synthetic_crawl, numbered 1 to
+# URLS), and the compressed seen zseen imported from it
+synthetic_seen() {
+	cat <<SQL
+CREATE TABLE plain_seen (sig bigint PRIMARY KEY);
+INSERT INTO plain_seen
+	SELECT url_signature('https://www.example' || (g % 1000) || '.gov/path/' || g || '/page.html')
+	FROM generate_series(1, $1) g;
+\o /dev/null
+SELECT sieve_seen_create('zseen');
+SET work_mem = '64MB';
+SELECT sieve_seen_import('zseen', 'plain_seen');
+\o
+VACUUM ANALYZE zseen, plain_seen;
+SQL
+}
+
+# cpu_seconds SQL: runs SQL (one query, its rows discarded) in a fresh
+# backend and prints the backend's CPU seconds for it (utime + stime of
+# /proc/self/stat, in ticks of 1/CLK_TCK s), which the other jobs of a
+# shared machine do not add to as they do to the wall time
+cpu_seconds() {
+	local cpu="(SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint FROM pg_read_file('/proc/self/stat') s)"
+	command psql -X -q -A -t -v ON_ERROR_STOP=1 <<SQL
+SELECT $cpu AS t0 \gset
+$1 \g /dev/null
+SELECT round(($cpu - :t0)::numeric / $(getconf CLK_TCK), 2);
+SQL
+}
+
 # synthetic_crawl TABLE ROWS: SQL making TABLE (pos bigint PRIMARY KEY, url
 # text) of ROWS crawl rows with a fixed seed; URL ids drawn as
 # floor(4.4M * r^2): a few pages linked very often, most rarely (3.6M

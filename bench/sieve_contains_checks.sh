@@ -30,34 +30,12 @@ export PGOPTIONS="-c client_min_messages=warning"
 psql() { command psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 say "a compressed seen of $URLS URLs"
-psql <<SQL
-CREATE EXTENSION sbf;
-CREATE TABLE plain_seen (sig bigint PRIMARY KEY);
-INSERT INTO plain_seen
-	SELECT url_signature('https://www.example' || (g % 1000) || '.gov/path/' || g || '/page.html')
-	FROM generate_series(1, $URLS) g;
-\o /dev/null
-SELECT sieve_seen_create('zseen');
-SET work_mem = '64MB';
-SELECT sieve_seen_import('zseen', 'plain_seen');
-\o
-VACUUM ANALYZE zseen;
-SQL
+psql -c "CREATE EXTENSION sbf"
+synthetic_seen "$URLS" | psql
 
 # 200,000 lookups, half present: URLs from 1 to 2 * URLS, evenly spaced
 urls="SELECT 'https://www.example' || (h % 1000) || '.gov/path/' || h || '/page.html' AS url FROM generate_series(200, 2 * $URLS, $((URLS / 100000))) h"
-# the backend's CPU seconds for the query (utime + stime of /proc/self/stat,
-# in ticks of 1/CLK_TCK s), which the other jobs of a shared machine do not
-# add to as they do to the wall time
-TICKS=$(getconf CLK_TCK)
-cpu="(SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint FROM pg_read_file('/proc/self/stat') s)"
-lookup() {
-	psql <<SQL
-SELECT $cpu AS t0 \gset
-SELECT count(*) FILTER (WHERE $1) FROM ($urls) u \g /dev/null
-SELECT round(($cpu - :t0)::numeric / $TICKS, 2);
-SQL
-}
+lookup() { cpu_seconds "SELECT count(*) FILTER (WHERE $1) FROM ($urls) u"; }
 read -r n present < <(psql -F ' ' -c "SELECT count(*), count(*) FILTER (WHERE sieve_contains('zseen', url)) FROM ($urls) u")
 printf '%-28s %10s %12s\n' "$n lookups, $present present" "CPU s" "ns a lookup"
 base_times=() checks_times=() sig_times=()

@@ -142,9 +142,10 @@ WHERE r.definition IS DISTINCT FROM f.definition
    OR r.comment IS DISTINCT FROM f.comment
 ORDER BY object;
 
--- What 1.2 adds to 1.1 and drops: nothing yet; what it changes: the
--- default layout of simhash_ops, 2 blocks (the options function and the
--- comments; below, what becomes of an index made at 1.1)
+-- What 1.2 adds to 1.1: the batch forms of sieve_contains; what it drops:
+-- nothing; what it changes: the default layout of simhash_ops, 2 blocks
+-- (the options function and the comments; below, what becomes of an index
+-- made at 1.1)
 SELECT object FROM fresh EXCEPT SELECT object FROM released_1_1 ORDER BY object;
 SELECT object FROM released_1_1 EXCEPT SELECT object FROM fresh ORDER BY object;
 SELECT object FROM released_1_1 r JOIN fresh f USING (object)

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * value_io.c
- *	  Text and binary framing shared by the sbf types.
+ *	  Text and binary framing shared by the sbf types, and the bool[]
+ *	  answers of the functions taking arrays (shared_test_and_add,
+ *	  sieve_contains).
  *
  * The binary form (send/recv, binary COPY) of a value is its payload: the
  * bytes after the varlena header, laid out as format.h declares.  The text
@@ -17,8 +19,10 @@
 #include "pg_version_compat.h"
 
 #include "access/detoast.h"
+#include "catalog/pg_type_d.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 
 #include "format.h"
@@ -312,5 +316,35 @@ sbf_palloc0(Size size)
 		CHECK_FOR_INTERRUPTS();
 		memset(result + done, 0, Min(step, size - done));
 	}
+	return result;
+}
+
+/*
+ * The answers as a bool[] of the shape of the input, whose NULL elements
+ * (and so whose null bitmap) it shares: answers[i] for each non-NULL
+ * element i.  Built directly rather than through a Datum per element, so
+ * that any array PostgreSQL can hold gets its answer.
+ */
+ArrayType *
+sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnulls)
+{
+	int			ndim = ARR_NDIM(values);
+	const uint8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
+	Size		overhead = nulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
+	ArrayType  *result = (ArrayType *) palloc0(overhead + (n - nnulls));
+	char	   *data = (char *) result + overhead;	/* after header and bitmap */
+	int			i;
+
+	SET_VARSIZE(result, overhead + (n - nnulls));
+	result->ndim = ndim;
+	result->dataoffset = nulls ? (int32) overhead : 0;
+	result->elemtype = BOOLOID;
+	memcpy(ARR_DIMS(result), ARR_DIMS((ArrayType *) values), ndim * sizeof(int));
+	memcpy(ARR_LBOUND(result), ARR_LBOUND((ArrayType *) values), ndim * sizeof(int));
+	if (nulls)
+		memcpy(ARR_LBOUND(result) + ndim, nulls, (n + 7) / 8);	/* its bitmap */
+	for (i = 0; i < n; i++)
+		if (nulls == NULL || (nulls[i / 8] & (1 << (i % 8))))
+			*data++ = answers[i];
 	return result;
 }

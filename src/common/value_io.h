@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * value_io.h
- *	  Text and binary framing shared by the sbf types.
+ *	  Text and binary framing shared by the sbf types, and the bool[]
+ *	  answers of the functions taking arrays.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +13,7 @@
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "utils/array.h"
 
 extern struct varlena *sbf_value_from_text(const char *str, const char *typname);
 extern char *sbf_value_to_text(const struct varlena *value);
@@ -23,5 +25,7 @@ extern void *sbf_palloc0(Size size);
 extern void sbf_check_magic(const struct varlena *value, uint32 magic,
 							uint16 version, const char *typname,
 							int sqlstate);
+extern ArrayType *sbf_answers_array(const ArrayType *values, const bool *answers,
+									int n, int nnulls);
 
 #endif							/* SBF_VALUE_IO_H */

@@ -30,6 +30,7 @@
 #include "batch_sort.h"
 #include "bloom.h"
 #include "shared.h"
+#include "value_io.h"
 
 PG_FUNCTION_INFO_V1(shared_test_and_add);
 PG_FUNCTION_INFO_V1(shared_test_and_add_int8);
@@ -251,36 +252,6 @@ shared_test_and_add_int8(PG_FUNCTION_ARGS)
 
 	PG_RETURN_BOOL(sbf_test_and_add_one(PG_GETARG_OID(0), PG_GETARG_DATUM(1),
 										SBF_ELEMENT_INT8, has_at, at));
-}
-
-/*
- * The answers as a bool[] of the shape of the input, whose NULL elements
- * (and so whose null bitmap) it shares: answers[i] for each non-NULL
- * element i.  Built directly rather than through a Datum per element, so
- * that any array PostgreSQL can hold gets its answer.
- */
-static ArrayType *
-sbf_answers_array(const ArrayType *values, const bool *answers, int n, int nnulls)
-{
-	int			ndim = ARR_NDIM(values);
-	const uint8 *nulls = ARR_NULLBITMAP((ArrayType *) values);
-	Size		overhead = nulls ? ARR_OVERHEAD_WITHNULLS(ndim, n) : ARR_OVERHEAD_NONULLS(ndim);
-	ArrayType  *result = (ArrayType *) palloc0(overhead + (n - nnulls));
-	char	   *data = (char *) result + overhead;	/* after header and bitmap */
-	int			i;
-
-	SET_VARSIZE(result, overhead + (n - nnulls));
-	result->ndim = ndim;
-	result->dataoffset = nulls ? (int32) overhead : 0;
-	result->elemtype = BOOLOID;
-	memcpy(ARR_DIMS(result), ARR_DIMS((ArrayType *) values), ndim * sizeof(int));
-	memcpy(ARR_LBOUND(result), ARR_LBOUND((ArrayType *) values), ndim * sizeof(int));
-	if (nulls)
-		memcpy(ARR_LBOUND(result) + ndim, nulls, (n + 7) / 8);	/* its bitmap */
-	for (i = 0; i < n; i++)
-		if (nulls == NULL || (nulls[i / 8] & (1 << (i % 8))))
-			*data++ = answers[i];
-	return result;
 }
 
 /*

@@ -54,8 +54,9 @@ extern void sieve_store_check_rewrite(Oid seen, const char *caller);
 extern void sieve_store_check_rewritable(Relation seen, const char *caller);
 extern void sieve_store_check_unpublished(Relation seen);
 extern void sieve_store_check_unwritten(Relation seen, const char *caller);
-extern bool sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
-								 AttrNumber chunk_att, int64 signature);
+extern void sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
+								 AttrNumber chunk_att, const int64 *signatures,
+								 int n, bool *found);
 
 /*
  * Merging ascending signatures into a compressed seen: begin (after

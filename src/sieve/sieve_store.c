@@ -739,102 +739,155 @@ sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller)
 }
 
 /*
- * Is signature in the compressed seen?  The chunk whose head is the
- * greatest at or below it, found through the primary key, is decoded and
- * checked whole before it answers.  Its neighbours in the index are read
- * (as far as their headers: a lookup that lands in one checks it whole)
- * whenever they could make the answer wrong: when the signature is not in
- * the chunk, the chunk before, which must end below its head (else it
- * could hold the signature); when the signature also lies past the chunk's
- * last, the chunk after, which must start at its own head and past the
- * signature (else a chunk whose head moved up would hide it).  A chunk
- * found holding the signature answers alone: it is whole and at its head.
- * So a chunk that overlaps another, an index that disagrees with the rows,
- * or a head moved between its neighbours is an ERROR, never an answer.  (A
- * row gone as a whole, or whose head moved past a neighbour's, is seen
- * only by a read of the whole table: a lookup cannot miss what it does not
- * know of.)  The caller has the columns' numbers (sieve_contains keeps
- * them for the query), so that a lookup does no catalog lookup.
+ * Is each of the n signatures (ascending, distinct) in the compressed
+ * seen?  Answers found[i] for signatures[i].
+ *
+ * For a signature, the chunk whose head is the greatest at or below it,
+ * found through the primary key, is decoded and checked whole before it
+ * answers.  Its neighbours in the index are read (as far as their headers:
+ * a lookup that lands in one checks it whole) whenever they could make the
+ * answer wrong: when the signature is not in the chunk, the chunk before,
+ * which must end below its head (else it could hold the signature); when
+ * the signature also lies past the chunk's last, the chunk after, which
+ * must start at its own head and past the signature (else a chunk whose
+ * head moved up would hide it).  A chunk found holding the signature
+ * answers alone: it is whole and at its head.  So a chunk that overlaps
+ * another, an index that disagrees with the rows, or a head moved between
+ * its neighbours is an ERROR, never an answer.  (A row gone as a whole, or
+ * whose head moved past a neighbour's, is seen only by a read of the whole
+ * table: a lookup cannot miss what it does not know of.)
+ *
+ * A batch walks the seen once, in signature order, with one snapshot: the
+ * chunk last decoded is kept, and a signature up to its last is answered
+ * from it without going to the index again; a signature past it goes down
+ * the primary key to a chunk past it, which is decoded.  So each chunk is
+ * read and decoded at most once a batch.  Past the first chunk the descent
+ * is bounded below by the head of the chunk decoded (a second scan, of two
+ * keys): a backward read of a btree leaf checks its keys on every entry it
+ * passes, down to the page's start unless a key stops it, which for a
+ * lookup alone is about half a page of heads.  A batch checks the chunk
+ * before each chunk it decodes at once, found or not (the entry before in
+ * the scan, or, when the bound stops it, the chunk decoded before), so
+ * that the answers it gives from a chunk later never lack that check.  A
+ * batch of one is a lookup as above.  The caller has the columns' numbers
+ * (sieve_contains keeps them for the query), so that a lookup does no
+ * catalog lookup.
  */
-bool
+void
 sieve_store_contains(Relation seen, Oid index, AttrNumber head_att,
-					 AttrNumber chunk_att, int64 signature)
+					 AttrNumber chunk_att, const int64 *signatures, int n,
+					 bool *found)
 {
 	Relation	indexrel = index_open(index, AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	TupleTableSlot *slot = table_slot_create(seen, NULL);
 	IndexScanDesc scan = index_beginscan_compat(seen, indexrel, snapshot, 1, 0);
-	ScanKeyData key;
-	bool		found = false;
-	bool		past_last = true;
+	IndexScanDesc bounded = NULL;	/* head <= signature and head > head */
+	ScanKeyData keys[2];
+	bool		decoded = false;	/* chunk[] holds count, from head */
 	int64		head = 0;
-	int64		last = 0;
+	uint32		count = 0;
+	uint32		low = 0;		/* chunk[low - 1] < the signature */
 	int64		neighbour_head;
 	SieveChunk	neighbour;
-	static int64 *signatures = NULL;
+	static int64 *chunk = NULL;
+	int			i;
 
-	if (signatures == NULL)
-		signatures = MemoryContextAlloc(TopMemoryContext,
-										sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
-	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(signature));
-	index_rescan(scan, &key, 1, NULL, 0);
-	if (index_getnext_slot(scan, BackwardScanDirection, slot))
+	if (chunk == NULL)
+		chunk = MemoryContextAlloc(TopMemoryContext,
+								   sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	if (n > 1)
+		bounded = index_beginscan_compat(seen, indexrel, snapshot, 2, 0);
+	for (i = 0; i < n; i++)
 	{
-		uint32		n = decode_row(seen, slot, head_att, chunk_att, signatures, &head);
-		uint32		low = 0;
-		uint32		high = n;
+		int64		signature = signatures[i];
+		bool		past_last = true;
+		IndexScanDesc descent = decoded ? bounded : scan;
 
-		if (head > signature)
-			chunk_corrupted(seen, head,
-							psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
-									 signature));
-		last = signatures[n - 1];
-		past_last = signature > last;
-		/* the first of signatures[low, n) that is >= signature */
-		while (low < high)
+		Assert(i == 0 || signatures[i - 1] < signature);
+		found[i] = false;
+
+		/* a signature within the chunk decoded: answered by it */
+		if (decoded && signature <= chunk[count - 1])
 		{
-			uint32		mid = low + (high - low) / 2;
-
-			if (signatures[mid] < signature)
-				low = mid + 1;
-			else
-				high = mid;
+			while (chunk[low] < signature)
+				low++;
+			found[i] = chunk[low] == signature;
+			continue;
 		}
-		found = low < n && signatures[low] == signature;
 
-		/* the chunk before */
-		if (!found && index_getnext_slot(scan, BackwardScanDirection, slot))
+		CHECK_FOR_INTERRUPTS();
+		ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(signature));
+		ScanKeyInit(&keys[1], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(head));
+		index_rescan(descent, keys, decoded ? 2 : 1, NULL, 0);
+		if (index_getnext_slot(descent, BackwardScanDirection, slot))
 		{
-			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
-			if (neighbour_head >= head || neighbour->first != neighbour_head ||
-				neighbour->last < neighbour->first)
-				chunk_corrupted(seen, neighbour_head,
-								psprintf("The chunk before the one at head " INT64_FORMAT " does not precede it.",
-										 head));
-			if (neighbour->last >= head)
+			bool		had_chunk = decoded;
+			int64		before_last = decoded ? chunk[count - 1] : 0;
+			uint32		high;
+
+			count = decode_row(seen, slot, head_att, chunk_att, chunk, &head);
+			decoded = true;
+			low = 0;
+			if (head > signature)
 				chunk_corrupted(seen, head,
-								psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
-										 neighbour->last));
-		}
-	}
-
-	/* the chunk after, when the signature lies past the chunk found */
-	if (!found && past_last)
-	{
-		ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
-		index_rescan(scan, &key, 1, NULL, 0);
-		if (index_getnext_slot(scan, ForwardScanDirection, slot))
-		{
-			neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
-			if (neighbour_head <= signature || neighbour->first != neighbour_head)
-				chunk_corrupted(seen, neighbour_head,
-								psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
+								psprintf("The primary key found it for signature " INT64_FORMAT ", below its head.",
 										 signature));
+			past_last = signature > chunk[count - 1];
+			/* the first of chunk[0, count) that is >= signature */
+			high = count;
+			while (low < high)
+			{
+				uint32		mid = low + (high - low) / 2;
+
+				if (chunk[mid] < signature)
+					low = mid + 1;
+				else
+					high = mid;
+			}
+			found[i] = low < count && chunk[low] == signature;
+
+			/* the chunk before */
+			if (!found[i] || n > 1)
+			{
+				if (index_getnext_slot(descent, BackwardScanDirection, slot))
+				{
+					neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+					if (neighbour_head >= head || neighbour->first != neighbour_head ||
+						neighbour->last < neighbour->first)
+						chunk_corrupted(seen, neighbour_head,
+										psprintf("The chunk before the one at head " INT64_FORMAT " does not precede it.",
+												 head));
+					before_last = neighbour->last;
+					had_chunk = true;
+				}
+				if (had_chunk && before_last >= head)
+					chunk_corrupted(seen, head,
+									psprintf("The chunk overlaps the previous one, which ends at " INT64_FORMAT ".",
+											 before_last));
+			}
 		}
+
+		/* the chunk after, when the signature lies past the chunk found */
+		if (!found[i] && past_last)
+		{
+			ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(signature));
+			index_rescan(scan, keys, 1, NULL, 0);
+			if (index_getnext_slot(scan, ForwardScanDirection, slot))
+			{
+				neighbour = row_chunk(seen, slot, head_att, chunk_att, &neighbour_head);
+				if (neighbour_head <= signature || neighbour->first != neighbour_head)
+					chunk_corrupted(seen, neighbour_head,
+									psprintf("The primary key found it as the chunk after signature " INT64_FORMAT ".",
+											 signature));
+			}
+		}
+		ExecClearTuple(slot);
 	}
 	index_endscan(scan);
+	if (bounded != NULL)
+		index_endscan(bounded);
 	ExecDropSingleTupleTableSlot(slot);
 	UnregisterSnapshot(snapshot);
 	index_close(indexrel, NoLock);
-	return found;
 }
