@@ -2,10 +2,10 @@
 # Benchmark: near-duplicate search with simhash (docs/simhash.md), each
 # figure beside a baseline measured in the same run.
 #
-#   bash bench/simhash.sh                 # throwaway cluster; ~25 minutes
+#   bash bench/simhash.sh                 # throwaway cluster; ~20 minutes
 #   SIZES="1000000 10000000 100000000" bash bench/simhash.sh
-#                                         # and 100M (about 20 GB of disk,
-#                                         # 90 minutes more)
+#                                         # and 100M (about 15 GB of disk,
+#                                         # an hour more)
 #   PG_CONFIG=/path/to/bin/pg_config bash bench/simhash.sh
 #                                         # another PostgreSQL 15 install
 #   SBF_USE_EXISTING=1 bash bench/simhash.sh  # PGHOST/PGPORT/PGDATABASE as
