@@ -68,12 +68,16 @@ $scrapy->poll('the site to be crawled',
 # and one of Scrapy's idle checks (5 s)
 usleep(6_000_000);
 is(waitpid($waiting, POSIX::WNOHANG()), 0, 'push: the crawler waits for work');
-# two pushes in one transaction: the second's URLs have a higher priority
+# two pushes in one transaction (psql runs each statement in its own
+# unless told: the waiting crawler would take u0 before u2 is pushed): the
+# second's URLs have a higher priority
 is( $scrapy->query(
-		qq{SELECT sbf_frontier_push(ARRAY['$base/u0.html', '$base/u1.html?utm_source=x',
+		qq{BEGIN;
+		   SELECT sbf_frontier_push(ARRAY['$base/u0.html', '$base/u1.html?utm_source=x',
 		   '$base/u0.html', '$base/index.html', 'not a URL']);
 		   SELECT sbf_frontier_push(ARRAY['$base/u2.html', '$base/u3.html', '$base/u4.html'],
-		   priority => 5)}),
+		   priority => 5);
+		   COMMIT;}),
 	"2\n3",
 	'push: two URLs queued (a repeat, a URL seen and an invalid one are not),'
 	  . ' then three with a priority');
