@@ -29,6 +29,7 @@ OBJS = \
 	src/sieve/sieve_codes.o \
 	src/sieve/sieve_index.o \
 	src/sieve/sieve_seen.o \
+	src/sieve/sieve_online.o \
 	src/sieve/sieve_spill.o \
 	src/sieve/sieve_store.o \
 	src/shared/shared_meta.o \
@@ -60,7 +61,8 @@ REGRESS = upgrade bloom bloom_agg is_duplicate bloom_errors stablebloom \
 	stablebloom_errors sieve sieve_hardening shared shared_errors shared_layouts \
 	shared_partitioned shared_growth shared_big_transactions shared_sliding cancellation slidingbloom slidingbloom_errors \
 	slidingbloom_time simhash url \
-	sieve_compressed sieve_compressed_rewrite sieve_readers sieve_contains_batch
+	sieve_compressed sieve_compressed_rewrite sieve_readers sieve_contains_batch \
+	seen_online
 REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \

@@ -27,6 +27,62 @@ COMMENT ON FUNCTION sieve_contains(regclass, bigint[]) IS
 	'is each signature (url_signature values) in seen? in input order, NULL for a NULL element; each chunk of a compressed seen is decoded at most once a batch';
 
 --
+-- The exact online store: a compressed seen takes online adds
+-- (docs/sieve.md, "The exact online store")
+--
+
+COMMENT ON FUNCTION sieve_seen_create(text, boolean) IS
+	'creates a compressed seen: a table (head bigint PRIMARY KEY, chunk sieve_chunk) of Rice-coded sorted signatures, about 5.3 bytes a URL, that takes online adds (seen_test_and_add)';
+
+CREATE FUNCTION sieve_seen_online(seen regclass)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION sieve_seen_online(regclass) IS
+	'makes a compressed seen made before 1.2 take online adds: its chunk may be NULL, and a unique index on (head) WHERE chunk IS NOT NULL finds its chunks';
+
+CREATE FUNCTION sieve_seen_compact(seen regclass)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION sieve_seen_compact(regclass) IS
+	'folds the online adds of a compressed seen into its chunks (a new table replaces it, as a flush does); returns how many were folded';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, url text)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'seen_test_and_add' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, text) IS
+	'exact: true when url_signature(url) is in the compressed seen, else adds it (transactional: of sessions adding it at once exactly one is answered false)';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, url bytea)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'seen_test_and_add' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, bytea) IS
+	'exact: true when the signature of the bytes is in the compressed seen, else adds it (transactional)';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, signature bigint)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'seen_test_and_add_int8' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, bigint) IS
+	'exact: true when the signature (a url_signature value) is in the compressed seen, else adds it (transactional)';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, urls text[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'seen_test_and_add_array' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, text[]) IS
+	'seen_test_and_add for each URL, in input order: a repeat inside the batch is true, a NULL element NULL and not added';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, urls bytea[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'seen_test_and_add_array' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, bytea[]) IS
+	'seen_test_and_add for each value, in input order: a repeat inside the batch is true, a NULL element NULL and not added';
+
+CREATE FUNCTION seen_test_and_add(seen regclass, signatures bigint[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'seen_test_and_add_array' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION seen_test_and_add(regclass, bigint[]) IS
+	'seen_test_and_add for each signature (url_signature values), in input order: a repeat inside the batch is true, a NULL element NULL and not added';
+
+--
 -- simhash_ops: a new default layout (docs/simhash.md, "Choosing the
 -- layout").  An index keeps the layout it was built with: every index of
 -- simhash_ops built without the option "blocks" was built with 1.1's

@@ -142,10 +142,12 @@ WHERE r.definition IS DISTINCT FROM f.definition
    OR r.comment IS DISTINCT FROM f.comment
 ORDER BY object;
 
--- What 1.2 adds to 1.1: the batch forms of sieve_contains; what it drops:
--- nothing; what it changes: the default layout of simhash_ops, 2 blocks
--- (the options function and the comments; below, what becomes of an index
--- made at 1.1)
+-- What 1.2 adds to 1.1: the batch forms of sieve_contains, and the exact
+-- online store (seen_test_and_add, sieve_seen_online, sieve_seen_compact);
+-- what it drops: nothing; what it changes: the default layout of
+-- simhash_ops, 2 blocks (the options function and the comments; below,
+-- what becomes of an index made at 1.1), and the comment of
+-- sieve_seen_create, whose seens take online adds
 SELECT object FROM fresh EXCEPT SELECT object FROM released_1_1 ORDER BY object;
 SELECT object FROM released_1_1 EXCEPT SELECT object FROM fresh ORDER BY object;
 SELECT object FROM released_1_1 r JOIN fresh f USING (object)

@@ -287,4 +287,30 @@ typedef int SbfTableInsertOptions;
 	((void) (relid), GetAllTablesPublications())
 #endif
 
+/*
+ * The executor's speculative insertion (ON CONFLICT), as sieve_online.c
+ * calls it: 16 gives ExecInsertIndexTuples onlySummarizing, 18 gives
+ * ExecCheckIndexConstraints the tuple being updated (none for an insert),
+ * 19 gives ExecInsertIndexTuples flags for its booleans.
+ */
+#if PG_VERSION_NUM >= 190000
+#define ExecInsertIndexTuples_compat(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	ExecInsertIndexTuples((rri), (estate), (noDupErr) ? EIIT_NO_DUPE_ERROR : 0, \
+						  (slot), (arbiters), (specConflict))
+#elif PG_VERSION_NUM >= 160000
+#define ExecInsertIndexTuples_compat(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), \
+						  (specConflict), (arbiters), false)
+#else
+#define ExecInsertIndexTuples_compat(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), \
+						  (specConflict), (arbiters))
+#endif
+#if PG_VERSION_NUM >= 180000
+#define ExecCheckIndexConstraints_compat(rri, slot, estate, conflictTid, arbiters) \
+	ExecCheckIndexConstraints((rri), (slot), (estate), (conflictTid), NULL, (arbiters))
+#else
+#define ExecCheckIndexConstraints_compat ExecCheckIndexConstraints
+#endif
+
 #endif							/* SBF_PG_VERSION_COMPAT_H */

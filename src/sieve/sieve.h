@@ -43,6 +43,7 @@ extern void sieve_citus_lock(Oid seen, const char *lockmode);
 extern Oid	sieve_unique_index(Relation rel, const char *column, const char *caller);
 extern Oid	sieve_ascending_index(Relation rel, const char *column, const char *caller);
 extern char *sieve_qualified_name(Relation rel);
+extern Oid	sieve_chunk_index(Relation rel);
 
 /* The sieve_chunk type's input function (sieve_chunk.c) tells the type */
 extern Datum sieve_chunk_in(PG_FUNCTION_ARGS);
@@ -72,8 +73,13 @@ extern SieveStoreMerge *sieve_store_merge_begin(Relation seen, Oid index,
 extern bool sieve_store_merge_add(SieveStoreMerge *merge, int64 signature);
 extern SieveStoreMerge *sieve_store_read_begin(Relation seen, Oid index);
 extern bool sieve_store_next(SieveStoreMerge *merge, int64 *signature);
+extern void sieve_store_merge_rewrite(SieveStoreMerge *merge);
+extern uint64 sieve_store_merge_online_adds(SieveStoreMerge *merge);
 extern uint64 sieve_store_merge_finish(SieveStoreMerge *merge);
 extern void sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller);
+
+/* What every reader of a seen checks once it holds its lock (sieve_seen.c) */
+extern void sieve_seen_check_readable(Relation seen, const char *caller);
 
 /*
  * A flush's temporary files (sieve_spill.c).  The URLs: write returns the

@@ -21,6 +21,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -42,47 +43,93 @@ sieve_qualified_name(Relation rel)
  * int8's functions), in ascending order if asked; found in the catalogs
  * without opening it (on Citus it is a shell's)
  */
+static bool
+suitable_index(Relation rel, Oid indexoid, AttrNumber attnum, bool ascending,
+			   AttrNumber not_null)
+{
+	Oid			int8_ops = GetDefaultOpClass(INT8OID, BTREE_AM_OID);
+	HeapTuple	indextuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	HeapTuple	classtuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Form_pg_index form;
+	bool		suitable;
+
+	if (!HeapTupleIsValid(indextuple) || !HeapTupleIsValid(classtuple))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	form = (Form_pg_index) GETSTRUCT(indextuple);
+	suitable = attnum != InvalidAttrNumber &&
+		form->indisunique && form->indisvalid && form->indimmediate &&
+		form->indnkeyatts == 1 && form->indkey.values[0] == attnum &&
+		((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
+		heap_attisnull(indextuple, Anum_pg_index_indpred, NULL) ==
+		(not_null == InvalidAttrNumber);
+	if (suitable)
+	{
+		bool		isnull;
+		oidvector  *indclass = (oidvector *)
+			DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
+											Anum_pg_index_indclass, &isnull));
+		int2vector *indoption = (int2vector *)
+			DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
+											Anum_pg_index_indoption, &isnull));
+
+		suitable = indclass->values[0] == int8_ops &&
+			(!ascending || (indoption->values[0] & INDOPTION_DESC) == 0);
+	}
+	if (suitable && not_null != InvalidAttrNumber)
+	{
+		bool		isnull;
+		List	   *predicate = (List *)
+			stringToNode(TextDatumGetCString(SysCacheGetAttr(INDEXRELID, indextuple,
+															 Anum_pg_index_indpred,
+															 &isnull)));
+		Node	   *only;
+
+		/* a single condition is stored bare, several as an AND's list */
+		only = IsA(predicate, List) ? (list_length(predicate) == 1 ?
+									   linitial(predicate) : NULL) :
+			(Node *) predicate;
+		suitable = only != NULL && IsA(only, NullTest) &&
+			((NullTest *) only)->nulltesttype == IS_NOT_NULL &&
+			IsA(((NullTest *) only)->arg, Var) &&
+			((Var *) ((NullTest *) only)->arg)->varattno == not_null;
+	}
+	ReleaseSysCache(classtuple);
+	ReleaseSysCache(indextuple);
+	return suitable;
+}
+
+/*
+ * An online compressed seen's index of its chunks: a unique btree index on
+ * (head) ascending, with bigint's own operator class, WHERE chunk IS NOT
+ * NULL (sieve_seen_create makes it); InvalidOid where there is none
+ */
+Oid
+sieve_chunk_index(Relation rel)
+{
+	AttrNumber	head = get_attnum(RelationGetRelid(rel), "head");
+	AttrNumber	chunk = get_attnum(RelationGetRelid(rel), "chunk");
+	ListCell   *lc;
+
+	if (head == InvalidAttrNumber || chunk == InvalidAttrNumber)
+		return InvalidOid;
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		if (suitable_index(rel, lfirst_oid(lc), head, true, chunk))
+			return lfirst_oid(lc);
+	}
+	return InvalidOid;
+}
+
 static Oid
 unique_index(Relation rel, const char *column, bool ascending, const char *caller)
 {
 	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), column);
-	Oid			int8_ops = GetDefaultOpClass(INT8OID, BTREE_AM_OID);
-	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 
-	foreach(lc, indexes)
+	foreach(lc, RelationGetIndexList(rel))
 	{
-		Oid			indexoid = lfirst_oid(lc);
-		HeapTuple	indextuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-		HeapTuple	classtuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-		Form_pg_index form;
-		bool		suitable;
-
-		if (!HeapTupleIsValid(indextuple) || !HeapTupleIsValid(classtuple))
-			elog(ERROR, "cache lookup failed for index %u", indexoid);
-		form = (Form_pg_index) GETSTRUCT(indextuple);
-		suitable = attnum != InvalidAttrNumber &&
-			form->indisunique && form->indisvalid && form->indimmediate &&
-			form->indnkeyatts == 1 && form->indkey.values[0] == attnum &&
-			((Form_pg_class) GETSTRUCT(classtuple))->relam == BTREE_AM_OID &&
-			heap_attisnull(indextuple, Anum_pg_index_indpred, NULL);
-		if (suitable)
-		{
-			bool		isnull;
-			oidvector  *indclass = (oidvector *)
-				DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
-												Anum_pg_index_indclass, &isnull));
-			int2vector *indoption = (int2vector *)
-				DatumGetPointer(SysCacheGetAttr(INDEXRELID, indextuple,
-												Anum_pg_index_indoption, &isnull));
-
-			suitable = indclass->values[0] == int8_ops &&
-				(!ascending || (indoption->values[0] & INDOPTION_DESC) == 0);
-		}
-		ReleaseSysCache(classtuple);
-		ReleaseSysCache(indextuple);
-		if (suitable)
-			return indexoid;
+		if (suitable_index(rel, lfirst_oid(lc), attnum, ascending, InvalidAttrNumber))
+			return lfirst_oid(lc);
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TABLE_DEFINITION),

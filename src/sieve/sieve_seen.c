@@ -47,12 +47,31 @@ PG_FUNCTION_INFO_V1(sieve_contains);
 PG_FUNCTION_INFO_V1(sieve_contains_array);
 PG_FUNCTION_INFO_V1(sieve_signatures);
 PG_FUNCTION_INFO_V1(sieve_seen_import);
+PG_FUNCTION_INFO_V1(sieve_seen_online);
+PG_FUNCTION_INFO_V1(sieve_seen_compact);
+
+/*
+ * Makes the compressed seen table (quoted, qualified) take online adds
+ * (sieve_online.c): its chunk may be NULL, and a unique index on (head)
+ * WHERE chunk IS NOT NULL finds the chunks alone.  In SPI, as the caller.
+ */
+static void
+make_online(const char *table)
+{
+	if (SPI_execute(psprintf("ALTER TABLE %s ALTER COLUMN chunk DROP NOT NULL", table),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not alter %s", table);
+	if (SPI_execute(psprintf("CREATE UNIQUE INDEX ON %s (head) WHERE chunk IS NOT NULL", table),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not index %s", table);
+}
 
 /*
  * sieve_seen_create(name text, unlogged boolean DEFAULT false) -> regclass
  *
- * CREATE TABLE name (head bigint PRIMARY KEY, chunk sieve_chunk NOT NULL),
- * as the caller, in the schema the name or the search path gives
+ * CREATE TABLE name (head bigint PRIMARY KEY, chunk sieve_chunk), and its
+ * index of chunks (make_online), as the caller, in the schema the name or
+ * the search path gives
  */
 Datum
 sieve_seen_create(PG_FUNCTION_ARGS)
@@ -87,10 +106,11 @@ sieve_seen_create(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(psprintf("CREATE %sTABLE %s (head pg_catalog.int8 PRIMARY KEY, chunk %s.sieve_chunk NOT NULL)",
+	if (SPI_execute(psprintf("CREATE %sTABLE %s (head pg_catalog.int8 PRIMARY KEY, chunk %s.sieve_chunk)",
 							 unlogged ? "UNLOGGED " : "", table, schema),
 					false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "sieve_seen_create: could not create %s", table);
+	make_online(table);
 	SPI_finish();
 
 	/*
@@ -127,6 +147,7 @@ typedef struct ContainsCache
 	uint64		shared_epoch;	/* SharedInvalidMessageCounter when filled */
 	bool		compressed;
 	Oid			index;			/* on head, or on sig */
+	Oid			chunk_index;	/* an online compressed seen's, or invalid */
 	AttrNumber	head_att;		/* a compressed seen's columns */
 	AttrNumber	chunk_att;
 } ContainsCache;
@@ -187,8 +208,8 @@ check_select(Oid seen_oid)
  * read seen alone, where SELECT would read its inheritance children too.
  * Both are refused rather than answered past.
  */
-static void
-check_readable(Relation seen, const char *caller)
+void
+sieve_seen_check_readable(Relation seen, const char *caller)
 {
 	List	   *children;
 
@@ -318,12 +339,13 @@ contains_open(FunctionCallInfo fcinfo, Oid seen_oid)
 		if (cache->compressed)
 		{
 			cache->index = sieve_store_check(seen, "sieve_contains");
+			cache->chunk_index = sieve_chunk_index(seen);
 			cache->head_att = get_attnum(seen_oid, "head");
 			cache->chunk_att = get_attnum(seen_oid, "chunk");
 		}
 		else
 			cache->index = check_plain(seen, "sieve_contains");
-		check_readable(seen, "sieve_contains");
+		sieve_seen_check_readable(seen, "sieve_contains");
 		cache->seen = seen_oid;
 	}
 	return seen;
@@ -339,11 +361,33 @@ contains_sorted(FunctionCallInfo fcinfo, Relation seen, const int64 *signatures,
 {
 	ContainsCache *cache = (ContainsCache *) fcinfo->flinfo->fn_extra;
 
-	if (cache->compressed)
+	if (!cache->compressed)
+		plain_contains(seen, cache->index, signatures, n, found);
+	else if (!OidIsValid(cache->chunk_index))
 		sieve_store_contains(seen, cache->index, cache->head_att,
 							 cache->chunk_att, signatures, n, found);
 	else
-		plain_contains(seen, cache->index, signatures, n, found);
+	{
+		/* the chunks, then the online adds of what they lack */
+		int64	   *rest = palloc(sizeof(int64) * n);
+		bool	   *rest_found = palloc(sizeof(bool) * n);
+		int			nrest = 0;
+		int			i;
+
+		sieve_store_contains(seen, cache->chunk_index, cache->head_att,
+							 cache->chunk_att, signatures, n, found);
+		for (i = 0; i < n; i++)
+			if (!found[i])
+				rest[nrest++] = signatures[i];
+		if (nrest > 0)
+			plain_contains(seen, cache->index, rest, nrest, rest_found);
+		nrest = 0;
+		for (i = 0; i < n; i++)
+			if (!found[i])
+				found[i] = rest_found[nrest++];
+		pfree(rest);
+		pfree(rest_found);
+	}
 }
 
 /*
@@ -486,7 +530,7 @@ open_compressed(Oid seen_oid, LOCKMODE lockmode, Relation *seen, const char *cal
 						RelationGetRelationName(*seen)),
 				 errdetail("%s reads a table made by sieve_seen_create.", caller)));
 	index = sieve_store_check(*seen, caller);
-	check_readable(*seen, caller);
+	sieve_seen_check_readable(*seen, caller);
 	return index;
 }
 
@@ -624,4 +668,61 @@ sieve_seen_import(PG_FUNCTION_ARGS)
 	table_close(source, NoLock);
 	table_close(seen, NoLock);
 	PG_RETURN_INT64((int64) added);
+}
+
+/*
+ * sieve_seen_online(seen regclass) -> regclass
+ *
+ * Makes a compressed seen made before 1.2 take online adds
+ * (seen_test_and_add); one that does already is returned as it is
+ */
+Datum
+sieve_seen_online(PG_FUNCTION_ARGS)
+{
+	Oid			seen_oid = PG_GETARG_OID(0);
+	Relation	seen;
+	bool		online;
+	char	   *table;
+
+	(void) open_compressed(seen_oid, ShareRowExclusiveLock, &seen, "sieve_seen_online");
+	online = OidIsValid(sieve_chunk_index(seen));
+	table = sieve_qualified_name(seen);
+	/* closed, the lock kept: ALTER TABLE refuses a table this session uses */
+	table_close(seen, NoLock);
+	if (!online)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		make_online(table);
+		SPI_finish();
+	}
+	PG_RETURN_OID(seen_oid);
+}
+
+/*
+ * sieve_seen_compact(seen regclass) -> bigint
+ *
+ * Folds the online adds of seen into its chunks: its signatures are read
+ * in order and written into a new table that replaces it, as a flush
+ * does; returns how many online adds were folded
+ */
+Datum
+sieve_seen_compact(PG_FUNCTION_ARGS)
+{
+	Oid			seen_oid = PG_GETARG_OID(0);
+	Relation	seen;
+	Oid			index;
+	SieveStoreMerge *merge;
+	uint64		folded;
+
+	sieve_store_check_rewrite(seen_oid, "sieve_seen_compact");
+	index = open_compressed(seen_oid, ShareRowExclusiveLock, &seen, "sieve_seen_compact");
+	sieve_store_check_rewritable(seen, "sieve_seen_compact");
+	merge = sieve_store_merge_begin(seen, index, "sieve_seen_compact");
+	sieve_store_merge_rewrite(merge);
+	sieve_store_merge_finish(merge);
+	folded = sieve_store_merge_online_adds(merge);
+	sieve_store_merge_swap(merge, "sieve_seen_compact");
+	table_close(seen, NoLock);
+	PG_RETURN_INT64((int64) folded);
 }

@@ -249,8 +249,12 @@ decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
 }
 
 /*
- * Reading seen's chunks in ascending order of head, through its primary
- * key, decoded one at a time
+ * Reading seen's signatures in ascending order, through its primary key,
+ * a segment at a time: a chunk decoded, with the online adds (rows without
+ * a chunk, sieve_online.c) whose heads lie between it and the next chunk
+ * merged into it.  The primary key orders every row by head, and the
+ * chunks' ranges are disjoint, so the adds read between two chunks are
+ * exactly those past the first one's head and before the second's.
  */
 typedef struct ChunkReader
 {
@@ -261,11 +265,20 @@ typedef struct ChunkReader
 	TupleTableSlot *slot;
 	AttrNumber	head_att;
 	AttrNumber	chunk_att;
-	int64	   *signatures;		/* the current chunk's, decoded */
+	int64	   *signatures;		/* the current segment */
 	uint32		n;
 	uint32		next;
+	uint32		size;			/* of signatures */
+	int64	   *held;			/* the chunk read ahead, decoded */
+	uint32		nheld;
+	bool		holding;
+	int64	   *incoming;		/* the next chunk's, while held is merged */
+	int64	   *adds;			/* online adds read since the held chunk */
+	uint32		nadds;
+	uint32		addsize;
+	uint64		nadded;			/* online adds read in all */
 	bool		exhausted;
-	bool		have_last;		/* the previous chunk's last, for the order */
+	bool		have_last;		/* the previous segment's last, for the order */
 	int64		last;
 } ChunkReader;
 
@@ -281,7 +294,12 @@ reader_begin(ChunkReader *reader, Relation seen, Oid index, Snapshot snapshot)
 	index_rescan(reader->scan, NULL, 0, NULL, 0);
 	reader->head_att = get_attnum(RelationGetRelid(seen), "head");
 	reader->chunk_att = get_attnum(RelationGetRelid(seen), "chunk");
-	reader->signatures = palloc(sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	reader->size = SIEVE_CHUNK_MAX_COUNT;
+	reader->signatures = palloc(sizeof(int64) * reader->size);
+	reader->held = palloc(sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	reader->incoming = palloc(sizeof(int64) * SIEVE_CHUNK_MAX_COUNT);
+	reader->addsize = 1024;
+	reader->adds = palloc(sizeof(int64) * reader->addsize);
 }
 
 static void
@@ -289,28 +307,112 @@ reader_restart(ChunkReader *reader)
 {
 	index_rescan(reader->scan, NULL, 0, NULL, 0);
 	reader->n = reader->next = 0;
+	reader->nheld = reader->nadds = 0;
+	reader->nadded = 0;
+	reader->holding = false;
 	reader->exhausted = reader->have_last = false;
 }
 
-/* Decodes the next chunk; false at the end of seen */
+/*
+ * The segment of the chunk held and the adds read after it (either may be
+ * empty), merged in order; an add equal to a signature of the chunk (a row
+ * a user inserted) is kept once
+ */
+static void
+reader_emit(ChunkReader *reader)
+{
+	uint32		total = reader->nheld + reader->nadds;
+	uint32		i = 0;
+	uint32		j = 0;
+	uint32		n = 0;
+
+	if (total > reader->size)
+	{
+		reader->size = total;
+		reader->signatures = repalloc_huge(reader->signatures, sizeof(int64) * total);
+	}
+	while (i < reader->nheld || j < reader->nadds)
+	{
+		int64		next;
+
+		if (j >= reader->nadds ||
+			(i < reader->nheld && reader->held[i] <= reader->adds[j]))
+		{
+			next = reader->held[i++];
+			if (j < reader->nadds && reader->adds[j] == next)
+				j++;
+		}
+		else
+			next = reader->adds[j++];
+		reader->signatures[n++] = next;
+	}
+	reader->n = n;
+	reader->next = 0;
+	reader->nheld = reader->nadds = 0;
+	reader->holding = false;
+}
+
+/* Reads the next segment; false at the end of seen */
 static bool
 reader_next_chunk(ChunkReader *reader)
 {
-	int64		head;
-
-	CHECK_FOR_INTERRUPTS();
-	if (reader->exhausted ||
-		!index_getnext_slot(reader->scan, ForwardScanDirection, reader->slot))
+	for (;;)
 	{
-		reader->exhausted = true;
-		reader->n = reader->next = 0;
-		return false;
+		int64		head;
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		if (reader->exhausted ||
+			!index_getnext_slot(reader->scan, ForwardScanDirection, reader->slot))
+		{
+			reader->exhausted = true;
+			break;
+		}
+		(void) slot_getattr(reader->slot, reader->chunk_att, &isnull);
+		if (isnull)
+		{
+			/* an online add: its head alone */
+			head = DatumGetInt64(slot_getattr(reader->slot, reader->head_att, &isnull));
+			if (isnull)
+				chunk_corrupted(reader->seen, 0, "A row has no head.");
+			if (reader->nadds == reader->addsize)
+			{
+				reader->addsize *= 2;
+				reader->adds = repalloc_huge(reader->adds, sizeof(int64) * reader->addsize);
+			}
+			reader->adds[reader->nadds++] = head;
+			reader->nadded++;
+			continue;
+		}
+		if (reader->holding || reader->nadds > 0)
+		{
+			int64	   *swap;
+			uint32		count = decode_row(reader->seen, reader->slot, reader->head_att,
+										   reader->chunk_att, reader->incoming, &head);
+
+			reader_emit(reader);
+			swap = reader->held;
+			reader->held = reader->incoming;
+			reader->incoming = swap;
+			reader->nheld = count;
+			reader->holding = true;
+			break;
+		}
+		reader->nheld = decode_row(reader->seen, reader->slot, reader->head_att,
+								   reader->chunk_att, reader->held, &head);
+		reader->holding = true;
 	}
-	reader->n = decode_row(reader->seen, reader->slot, reader->head_att,
-						   reader->chunk_att, reader->signatures, &head);
-	reader->next = 0;
+	if (reader->exhausted)
+	{
+		if (!reader->holding && reader->nadds == 0)
+		{
+			reader->n = reader->next = 0;
+			return false;
+		}
+		reader_emit(reader);
+	}
 	if (reader->have_last && reader->signatures[0] <= reader->last)
-		chunk_corrupted(reader->seen, head,
+		chunk_corrupted(reader->seen, reader->signatures[0],
 						psprintf("The chunk starts at or before the end of the previous one, " INT64_FORMAT ".",
 								 reader->last));
 	reader->have_last = true;
@@ -326,6 +428,9 @@ reader_end(ChunkReader *reader)
 	UnregisterSnapshot(reader->snapshot);
 	index_close(reader->index, NoLock);
 	pfree(reader->signatures);
+	pfree(reader->held);
+	pfree(reader->incoming);
+	pfree(reader->adds);
 }
 
 struct SieveStoreMerge
@@ -467,6 +572,24 @@ sieve_store_merge_add(SieveStoreMerge *merge, int64 signature)
 	sieve_chunk_writer_push(&merge->writer, signature);
 	merge->added++;
 	return true;
+}
+
+/*
+ * Makes the merge write a new Z even if nothing new is added: the online
+ * adds are folded into chunks (sieve_seen_compact)
+ */
+void
+sieve_store_merge_rewrite(SieveStoreMerge *merge)
+{
+	if (!merge->writing)
+		start_writing(merge);
+}
+
+/* How many online adds the merge has read (all of them, once finished) */
+uint64
+sieve_store_merge_online_adds(SieveStoreMerge *merge)
+{
+	return merge->reader.nadded;
 }
 
 uint64
