@@ -67,7 +67,8 @@ REGRESS_OPTS = --load-extension=sbf
 ISOLATION = sieve_concurrent_insert sieve_two_flushes sieve_repeatable_read \
 	sieve_read_committed sieve_lock_privileges shared_concurrency shared_ddl \
 	shared_lock_privileges shared_create shared_transactional shared_prepared shared_growth_waits shared_big_transaction \
-	sieve_compressed_concurrency shared_sliding_concurrency sieve_reader_privileges
+	sieve_compressed_concurrency shared_sliding_concurrency sieve_reader_privileges \
+	seen_online_concurrency
 ISOLATION_OPTS = --load-extension=sbf
 TAP_TESTS = 1
 

@@ -190,25 +190,25 @@ sql "CREATE TABLE seen (sig bigint PRIMARY KEY);
 sieve_marks sieve_flush seen
 sieve_marks "sieve, compressed" compressed_seen
 
-# A live crawl through a shared filter: $LIVE_SESSIONS sessions replay the
-# stream at the same time, in batches of $LIVE_BATCH rows in pos order dealt
-# in turn (session 1 takes batches 1, 3, 5, ..., session 2 batches 2, 4,
-# 6, ...), each batch one transaction that asks the filter about all its
-# URLs at once and records the answers.  Each session waits until all are
-# ready, so that they run together; the time is theirs together, from the
-# first start to the last finish.
-# The filter adds at once (transactional => false): sized for the stream,
-# a batch can be a fifth of its capacity, and a transactional filter holds
-# about 1% of its capacity uncommitted.
-say "marking: shared bloom ($LIVE_SESSIONS sessions, batches of $LIVE_BATCH, capacity $distinct fpr $LIVE_FPR)"
+# A live crawl: $LIVE_SESSIONS sessions replay the stream at the same
+# time, in batches of $LIVE_BATCH rows in pos order dealt in turn (session
+# 1 takes batches 1, 3, 5, ..., session 2 batches 2, 4, 6, ...), each batch
+# one transaction that asks about all its URLs at once and records the
+# answers.  Each session waits until all are ready, so that they run
+# together; the time is theirs together, from the first start to the last
+# finish.  Twice: through a shared Bloom filter, and through the exact
+# online store (seen_test_and_add on a compressed seen).
+# The shared filter adds at once (transactional => false): sized for the
+# stream, a batch can be a fifth of its capacity.
 sql "CREATE TABLE live_batches AS
 		SELECT (row_number() OVER (ORDER BY pos) - 1) / $LIVE_BATCH + 1 AS batch, pos, url FROM crawl;
 	 CREATE INDEX ON live_batches (batch);
 	 ANALYZE live_batches;
 	 CREATE TABLE live_sessions (session int PRIMARY KEY, started timestamptz,
 								 finished timestamptz, batches int, rows bigint);
-	 SELECT shared_bloom_create('live_seen', $distinct, $LIVE_FPR, transactional => false)" >/dev/null
-sql "CREATE PROCEDURE live_session(me int, sessions int, filter regclass)
+	 SELECT shared_bloom_create('live_seen', $distinct, $LIVE_FPR, transactional => false);
+	 SELECT sieve_seen_create('live_exact')" >/dev/null
+sql "CREATE PROCEDURE live_session(me int, sessions int, store regclass, method text)
 	LANGUAGE plpgsql AS \$\$
 	DECLARE
 		last_batch bigint := (SELECT max(batch) FROM live_batches);
@@ -228,12 +228,21 @@ sql "CREATE PROCEDURE live_session(me int, sessions int, filter regclass)
 		END LOOP;
 		t0 := clock_timestamp();
 		FOR b IN me .. last_batch BY sessions LOOP
-			INSERT INTO marks
-			SELECT 'shared bloom', a.pos, a.seen
-			  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
-						   shared_test_and_add(filter, array_agg(url ORDER BY pos)) AS seen
-					  FROM live_batches WHERE batch = b) x,
-				   unnest(x.pos, x.seen) AS a(pos, seen);
+			IF method = 'exact online' THEN
+				INSERT INTO marks
+				SELECT method, a.pos, a.seen
+				  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
+							   seen_test_and_add(store, array_agg(url ORDER BY pos)) AS seen
+						  FROM live_batches WHERE batch = b) x,
+					   unnest(x.pos, x.seen) AS a(pos, seen);
+			ELSE
+				INSERT INTO marks
+				SELECT method, a.pos, a.seen
+				  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
+							   shared_test_and_add(store, array_agg(url ORDER BY pos)) AS seen
+						  FROM live_batches WHERE batch = b) x,
+					   unnest(x.pos, x.seen) AS a(pos, seen);
+			END IF;
 			GET DIAGNOSTICS answered = ROW_COUNT;
 			nbatches := nbatches + 1;
 			nrows := nrows + answered;
@@ -244,21 +253,35 @@ sql "CREATE PROCEDURE live_session(me int, sessions int, filter regclass)
 		 WHERE session = me;
 		COMMIT;
 	END \$\$"
-live_pids=()
-for session in $(seq 1 "$LIVE_SESSIONS"); do
-	sql "CALL live_session($session, $LIVE_SESSIONS, 'live_seen')" >/dev/null &
-	live_pids+=($!)
-done
-for pid in "${live_pids[@]}"; do
-	wait "$pid" || die "a session of the live crawl failed"
-done
-live_memory=$(numfmt --to=iec "$(sql "SELECT shared_info('live_seen')->>'size_bytes'")")
-sql "INSERT INTO runs (method, memory, parameters, seconds)
-	SELECT 'shared bloom', '${live_memory}B',
-		   '$LIVE_SESSIONS sessions, batches of $LIVE_BATCH, capacity $distinct fpr $LIVE_FPR: '
-		   || to_char(sum(rows) / greatest(extract(epoch FROM max(finished) - min(started)), 1e-6), 'FM999,999,999') || ' URLs/s',
-		   round(extract(epoch FROM max(finished) - min(started))::numeric, 2)
-	FROM live_sessions"
+# live_crawl METHOD STORE MEMORY-QUERY PARAMETERS
+live_crawl() {
+	local live_pids=() session memory
+	say "marking: $1 ($LIVE_SESSIONS sessions, batches of $LIVE_BATCH$4)"
+	sql "TRUNCATE live_sessions" >/dev/null
+	for session in $(seq 1 "$LIVE_SESSIONS"); do
+		sql "CALL live_session($session, $LIVE_SESSIONS, '$2', '$1')" >/dev/null &
+		live_pids+=($!)
+	done
+	for pid in "${live_pids[@]}"; do
+		wait "$pid" || die "a session of the live crawl ($1) failed"
+	done
+	memory=$(sql "$3")
+	# a filter's size as the other filters' rows write it
+	[ "$1" = "shared bloom" ] && memory="$(numfmt --to=iec "$memory")B"
+	sql "INSERT INTO runs (method, memory, parameters, seconds)
+		SELECT '$1', '$memory',
+			   '$LIVE_SESSIONS sessions, batches of $LIVE_BATCH$4: '
+			   || to_char(sum(rows) / greatest(extract(epoch FROM max(finished) - min(started)), 1e-6), 'FM999,999,999') || ' URLs/s',
+			   round(extract(epoch FROM max(finished) - min(started))::numeric, 2)
+		FROM live_sessions"
+}
+live_crawl "shared bloom" live_seen \
+	"SELECT shared_info('live_seen')->>'size_bytes'" \
+	", capacity $distinct fpr $LIVE_FPR"
+live_crawl "exact online" live_exact \
+	"SELECT pg_size_pretty(pg_total_relation_size('live_exact')) || ' (seen, '
+			|| round(pg_total_relation_size('live_exact') / $distinct::numeric) || ' B/URL)'" \
+	", seen_test_and_add"
 
 sql "CREATE TABLE results AS
 	SELECT r.n, r.method, r.memory, r.parameters,

@@ -10,7 +10,8 @@
 # similarity of the closest pairs in Perl.  The live crawl through a shared filter is checked for
 # what two concurrent sessions must give: every row answered once, each URL
 # answered "new" at most once, and so exactly as many "new" answers as
-# distinct URLs, less the few that the filter's false positives hid.
+# distinct URLs, less the few that the filter's false positives hid; the
+# same crawl through the exact online store, exactly as many.
 
 use strict;
 use warnings;
@@ -80,7 +81,7 @@ while (my $line = <$results>)
 	is($tp + $fp, $marked,
 		"$method: TP + FP = " . ($tp + $fp) . " = the $marked rows it flagged");
 	is($fn, 0, "$method: no repeat missed (FN = $fn)")
-	  if $method =~ /^(exact|sieve|bloom)/;
+	  if $method =~ /^(exact|sieve|bloom)/ && $method ne 'exact online';
 	is($fp, 0, "$method: exact (FP = $fp)")
 	  if $method =~ /^(exact|sieve_flush|sieve, compressed)$/;
 	if ($method =~ /^slidingbloom / && $parameters =~ /^window=([0-9]+) /)
@@ -100,8 +101,8 @@ while (my $line = <$results>)
 	}
 }
 close($results);
-is($methods, 13,
-	"the table has a row for exact, 3 x bloom, 3 x stablebloom, 3 x slidingbloom, the sieve with a plain and with a compressed seen, and the shared bloom filter ($methods)"
+is($methods, 14,
+	"the table has a row for exact, 3 x bloom, 3 x stablebloom, 3 x slidingbloom, the sieve with a plain and with a compressed seen, the shared bloom filter and the exact online store ($methods)"
 );
 
 # The compressed seen holds the same signatures as the plain one, in far
@@ -192,6 +193,28 @@ my $memory_bytes =
   $memory =~ /^([0-9.]+)([KMG]?)B$/ ? $1 * $unit{$2} : -1;
 ok( $filter_bytes > 0 && abs($memory_bytes - $filter_bytes) <= 0.1 * $filter_bytes,
 	"shared bloom: memory $memory is the filter's $filter_bytes bytes");
+
+# The same live crawl through the exact online store (seen_test_and_add
+# on a compressed seen): one answer per row, and each distinct URL answered
+# new exactly once, none hidden (FP = FN: a URL told new on a later row
+# than its first, the other session having taken the first)
+my $online = $result{'exact online'} // {};
+like(
+	$online->{parameters} // '',
+	qr/^2 sessions, batches of $live_batch, seen_test_and_add: [0-9,]+ URLs\/s$/,
+	"exact online: URLs per second shown (" . ($online->{parameters} // 'no row') . ")");
+like($online->{memory} // '', qr/\(seen, [0-9]+ B\/URL\)$/,
+	"exact online: the seen's size and bytes a URL shown (" . ($online->{memory} // '') . ")");
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) || ' rows at ' || count(DISTINCT pos) || ' positions, '
+		   || count(*) FILTER (WHERE NOT flagged) || ' new, '
+		   || count(DISTINCT c.url) FILTER (WHERE NOT flagged) || ' distinct new'
+	FROM sbf_demo.marks m JOIN sbf_demo.crawl c USING (pos) WHERE method = 'exact online'}),
+	"$rows rows at $rows positions, $distinct new, $distinct distinct new",
+	"exact online: one answer per row, each of the $distinct distinct URLs new exactly once");
+is($online->{fp} // -1, $online->{fn} // -2,
+	"exact online: FP = FN, no URL hidden (" . ($online->{fp} // '') . ")");
 
 # Near-duplicate pages: the re-crawl of every 5th page of the manual (in
 # byte order of the names, as the file is), changed in turn in four ways;

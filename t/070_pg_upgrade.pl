@@ -100,6 +100,12 @@ $old->safe_psql('postgres', q{
 	SELECT sieve_seen_import('zseen', 'seen');
 	CREATE TABLE discovered_z AS TABLE discovered;
 	CREATE TABLE frontier_z AS TABLE frontier;
+
+	-- and the exact online store, its adds not folded yet
+	SELECT sieve_seen_create('oseen');
+	SELECT sieve_seen_import('oseen', 'seen');
+	SELECT seen_test_and_add('oseen',
+		ARRAY(SELECT 'https://o.example/' || g FROM generate_series(1, 2000) g));
 });
 
 # What every object answers; the same text before and after the upgrade
@@ -132,6 +138,11 @@ my $answers = q{
 		   (SELECT md5(string_agg(s::text, ',')) FROM sieve_signatures('zseen') s),
 		   sieve_contains('zseen', 'https://s.example/7')::text,
 		   sieve_contains('zseen', 'https://s.example/2400'), NULL, NULL
+	UNION ALL
+	SELECT 'sieve_online', (SELECT count(*) FROM oseen WHERE chunk IS NULL)::text,
+		   (SELECT md5(string_agg(s::text, ',')) FROM sieve_signatures('oseen') s),
+		   sieve_contains('oseen', 'https://o.example/7')::text,
+		   sieve_contains('oseen', 'https://o.example/2001'), NULL, NULL
 	ORDER BY 1
 };
 # (array types aside: 17 and later record them as members too)
@@ -302,6 +313,12 @@ for my $mode ('--copy', '--link')
 	is($new->safe_psql('postgres', sprintf($flushed_frontier, 'frontier_z')),
 		$frontier_ref,
 		"$mode: so does the flush left pending on the compressed seen");
+
+	is($new->safe_psql('postgres', q{
+			SELECT count(*) FILTER (WHERE NOT a) FROM unnest(seen_test_and_add('oseen',
+				ARRAY(SELECT 'https://o.example/' || g FROM generate_series(1, 3000) g))) a
+		}), '1000',
+		"$mode: the online store's adds made on the old server are seen, the others new");
 
 	is($new->safe_psql('postgres', $counts), $counts_before,
 		"$mode: the filters' counts of values added are carried");
