@@ -41,7 +41,7 @@
 set -euo pipefail
 here=$(dirname "$0")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -g | awk '/^Mem/ { print $2 }') GB, $(uname -r)"
-for b in filter_ops marking sieve_flush sieve_contains_checks sieve_contains_batch sieve_flush_readers shared shared_transactional shared_growth simhash url_canonical sliding_paper sliding_time scrapy_crawl; do
+for b in filter_ops marking sieve_flush sieve_contains_checks sieve_contains_batch sieve_flush_readers seen_online shared shared_transactional shared_growth simhash url_canonical sliding_paper sliding_time scrapy_crawl; do
 	echo
 	echo "## bench/$b.sh"
 	bash "$here/$b.sh"
