@@ -119,6 +119,20 @@ CREATE FUNCTION online_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RE
 CREATE TRIGGER online_trigger BEFORE INSERT ON online_old FOR EACH ROW EXECUTE FUNCTION online_trigger();
 SELECT seen_test_and_add('online_old', ARRAY['https://b.example/']);
 
+DROP TRIGGER online_trigger ON online_old;
+-- nor check a constraint
+ALTER TABLE online_old ADD CHECK (head <> 0);
+SELECT seen_test_and_add('online_old', ARRAY['https://b.example/']);
+ALTER TABLE online_old DROP CONSTRAINT online_old_head_check;
+SELECT sieve_seen_create('online_fresh');
+ALTER TABLE online_fresh ALTER COLUMN chunk SET NOT NULL;
+SELECT seen_test_and_add('online_fresh', ARRAY['https://b.example/']);
+ALTER TABLE online_fresh ALTER COLUMN chunk DROP NOT NULL;
+CREATE TABLE online_parent (head bigint NOT NULL, chunk sieve_chunk) PARTITION BY RANGE (head);
+ALTER TABLE online_parent ATTACH PARTITION online_fresh FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+SELECT seen_test_and_add('online_fresh', ARRAY['https://b.example/']);
+DROP TABLE online_parent;
+
 DROP TABLE online_crawl_frontier, online_seen, online_source, online_discovered, online_frontier, online_plain, online_old;
 DROP FUNCTION online_trigger();
 REVOKE ALL ON SCHEMA public FROM online_reader;

@@ -82,13 +82,15 @@ online_item_cmp(const void *a, const void *b)
  * Opens seen for adding: where nextval() is refused (read-only, standby,
  * parallel) this is too; SELECT and INSERT on it; an online compressed
  * seen (its chunk index returned) whose rows the inserts below SQL may
- * write: no trigger or rule, which they would not fire
+ * write: no trigger or rule, which they would not fire, no constraint they
+ * would not check (but the primary key, which they do)
  */
 static Relation
 online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
 {
 	Relation	seen;
 	AclResult	aclresult;
+	AttrNumber	chunk_att;
 
 	PreventCommandIfReadOnly("seen_test_and_add()");
 	PreventCommandIfParallelMode("seen_test_and_add()");
@@ -106,6 +108,7 @@ online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
 						RelationGetRelationName(seen)),
 				 errhint("seen_test_and_add adds to a compressed seen made by sieve_seen_create.")));
 	*pk = sieve_store_check(seen, "seen_test_and_add");
+	chunk_att = get_attnum(seen_oid, "chunk");
 	*chunk_index = sieve_chunk_index(seen);
 	if (!OidIsValid(*chunk_index))
 		ereport(ERROR,
@@ -122,6 +125,15 @@ online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
 				 errmsg("seen_test_and_add does not support triggers or rules on seen relation \"%s\"",
 						RelationGetRelationName(seen)),
 				 errdetail("seen_test_and_add inserts its rows below SQL, where neither would fire.")));
+	if (seen->rd_rel->relispartition ||
+		(seen->rd_att->constr != NULL && seen->rd_att->constr->num_check > 0) ||
+		TupleDescAttr(RelationGetDescr(seen), chunk_att - 1)->attnotnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("seen_test_and_add does not support constraints on seen relation \"%s\" beyond its primary key",
+						RelationGetRelationName(seen)),
+				 errdetail("seen_test_and_add inserts its rows below SQL, where a CHECK constraint, a NOT NULL on chunk or a partition bound would not be checked."),
+				 errhint("Add online to a compressed seen that is not a partition and has no constraint but its primary key.")));
 	return seen;
 }
 
