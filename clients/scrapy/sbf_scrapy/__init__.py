@@ -2,8 +2,9 @@
 """Scrapy on PostgreSQL and the sbf extension.
 
 What scrapy-redis gives Scrapy on Redis: a URL filter and a frontier shared
-by any number of crawler processes, here with sbf's shared Bloom filter and
-a PostgreSQL table, and one more thing: a page's links and its done mark
+by any number of crawler processes, here with sbf's shared Bloom filter (or,
+with SBF_STORE = "exact", its exact online store) and a PostgreSQL table,
+and one more thing: a page's links and its done mark
 commit together, so a crawler killed at any moment loses nothing.  See
 docs/scrapy.md in the sbf repository.
 

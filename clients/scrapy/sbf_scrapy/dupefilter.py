@@ -3,7 +3,7 @@
 "sbf_scrapy.SbfDupeFilter".
 
 Each request is one round trip: shared_test_and_add(filter,
-url_canonical(url)), committed at once (a request whose key is a
+url_canonical(url)) (seen_test_and_add with SBF_STORE "exact"), committed at once (a request whose key is a
 fingerprint costs one more: store.py, Store.keys).  Several processes sharing the
 filter never fetch the same canonical URL twice, but the queue stays in
 each process's memory: a process that dies loses what it had queued,
@@ -42,7 +42,11 @@ class SbfDupeFilter(BaseDupeFilter):
         self.store.open(tables=False)
 
     def close(self, reason: str) -> None:
-        self.store.close()
+        try:
+            if self.store.config.persist:
+                self.store.compact(frontier=False)
+        finally:
+            self.store.close()
 
     def request_seen(self, request: Request) -> bool:
         # an error of the store stops the crawl (Store._fail); the request

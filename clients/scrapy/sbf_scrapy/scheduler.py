@@ -72,6 +72,10 @@ class FrontierScheduler(BaseScheduler):
             if (not self.store.config.persist and reason == "finished"
                     and self.store.error is None):
                 self.store.flush("SBF_PERSIST off")
+            elif self.store.config.persist:
+                # the exact store's online adds folded into its chunks
+                # (docs/scrapy.md, "The exact store")
+                self.store.compact(frontier=True)
         except StoreError:
             pass
         finally:

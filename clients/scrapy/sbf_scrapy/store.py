@@ -73,12 +73,22 @@ ORDERS = {
     "lifo": "f.id DESC",
 }
 
+# The stores the filter may be (SBF_STORE): a shared Bloom filter
+# (shared_bloom_create, shared_test_and_add), or the exact online store, a
+# compressed seen (sieve_seen_create, seen_test_and_add: no false
+# positive); each the function that tests and adds to it
+STORES = {
+    "bloom": "shared_test_and_add",
+    "exact": "seen_test_and_add",
+}
+
 
 @dataclass(frozen=True)
 class Config:
     """The SBF_* settings (docs/scrapy.md, "Settings")."""
 
     dsn: str = ""
+    store: str = "bloom"
     filter: str = "sbf_scrapy_seen"
     capacity: int = 10_000_000
     fpr: float = 0.001
@@ -103,6 +113,7 @@ class Config:
         delay = settings.get("SBF_DELAY")
         return cls(
             dsn=settings.get("SBF_DSN", cls.dsn),
+            store=settings.get("SBF_STORE", cls.store),
             filter=settings.get("SBF_FILTER", cls.filter),
             capacity=settings.getint("SBF_FILTER_CAPACITY", cls.capacity),
             fpr=settings.getfloat("SBF_FILTER_FPR", cls.fpr),
@@ -127,6 +138,9 @@ class Config:
         if self.queue_order not in ORDERS:
             raise ValueError(f"SBF_QUEUE_ORDER must be one of {', '.join(ORDERS)},"
                              f" not {self.queue_order!r}")
+        if self.store not in STORES:
+            raise ValueError(f"SBF_STORE must be one of {', '.join(STORES)},"
+                             f" not {self.store!r}")
 
 
 class Added(NamedTuple):
@@ -217,7 +231,7 @@ WITH links AS MATERIALIZED (
     SELECT l.url, coalesce(url_host(l.url, strict => false), ''), $2
       FROM (SELECT array_agg(url ORDER BY ord) AS urls, array_agg(ord ORDER BY ord) AS ords
               FROM links) a,
-           unnest(a.ords, shared_test_and_add({filter}::regclass, a.urls)) AS t(ord, seen)
+           unnest(a.ords, {test_and_add}({filter}::regclass, a.urls)) AS t(ord, seen)
       JOIN links l USING (ord)
      WHERE l.url IS NOT NULL AND NOT t.seen
      ORDER BY l.ord
@@ -231,12 +245,45 @@ $push$
 """
 
 # A crawl from scratch (SBF_FLUSH_ON_START, or SBF_PERSIST off at the end):
-# the frontier and the hosts emptied, the filter too (shared_reset keeps
-# its parameters), and the shared stats if there are (stats.py); all or
-# nothing
+# the frontier and the hosts emptied, the filter too (a Bloom filter by
+# shared_reset, which keeps its parameters; an exact store by TRUNCATE,
+# FLUSH_EXACT, its name as the server spells it), and the shared stats if
+# there are (stats.py); all or nothing
 FLUSH = """
 TRUNCATE {frontier}, {hosts};
-SELECT shared_reset({filter}::regclass);
+"""
+FLUSH_BLOOM = """
+SELECT shared_reset({filter}::regclass)
+"""
+FLUSH_EXACT = """
+SELECT %(filter)s::regclass::text
+"""
+
+# What the table SBF_FILTER names is: NULL (none), 'bloom' (a shared
+# filter), 'exact' (a compressed seen: a column chunk of type sieve_chunk)
+# or 'other'; and whether this role may compact it (its owner, or a
+# member of the owning role: sieve_seen_compact's rule)
+FILTER_KIND = """
+SELECT CASE WHEN c.oid IS NULL THEN NULL
+            WHEN am.amname = 'sbf_filter' THEN 'bloom'
+            WHEN EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                          WHERE a.attrelid = c.oid AND a.attname = 'chunk'
+                            AND NOT a.attisdropped AND t.typname = 'sieve_chunk') THEN 'exact'
+            ELSE 'other' END,
+       c.oid IS NOT NULL AND pg_has_role(c.relowner, 'USAGE')
+  FROM (SELECT to_regclass(%(filter)s) AS oid) r
+  LEFT JOIN pg_class c ON c.oid = r.oid
+  LEFT JOIN pg_am am ON am.oid = c.relam
+"""
+
+# Whether the exact store has online adds (a compaction rewrites the whole
+# seen: not done for none), and its online adds folded into its chunks
+# (sieve_seen_compact, which refuses a seen the same statement reads)
+ONLINE_ADDS = """
+SELECT EXISTS (SELECT 1 FROM {seen} WHERE chunk IS NULL)
+"""
+COMPACT = """
+SELECT sieve_seen_compact(%(filter)s::regclass)
 """
 FLUSH_STATS = """
 TRUNCATE {stats}
@@ -297,7 +344,7 @@ WITH links AS MATERIALIZED (
     SELECT t.ord, t.seen
       FROM (SELECT array_agg(key ORDER BY ord) AS keys, array_agg(ord ORDER BY ord) AS ords
               FROM links) a,
-           unnest(a.ords, shared_test_and_add(%(filter)s::regclass, a.keys)) AS t(ord, seen)
+           unnest(a.ords, {test_and_add}(%(filter)s::regclass, a.keys)) AS t(ord, seen)
 ), queued AS (
     INSERT INTO {frontier} (url, host, priority, request)
     SELECT l.url, coalesce(url_host(l.url, strict => false), ''), l.priority, l.request
@@ -410,8 +457,8 @@ UPDATE {frontier}
 # The dupefilter's one round trip: a request with an invalid URL is seen.
 # key: the fingerprint (NULL: the canonical URL is the key)
 SEEN = """
-SELECT coalesce(shared_test_and_add(%(filter)s::regclass, CASE WHEN c IS NOT NULL
-                                    THEN coalesce(%(key)s, c) END), true)
+SELECT coalesce({test_and_add}(%(filter)s::regclass, CASE WHEN c IS NOT NULL
+                                 THEN coalesce(%(key)s, c) END), true)
   FROM url_canonical(%(url)s, %(query)s, %(strip)s::text[], strict => false) AS c
 """
 
@@ -487,6 +534,7 @@ class Store:
             "filter": sql.Literal(config.filter),
             "query": sql.Literal(config.query),
             "strip": sql.Literal(list(config.strip_params)),
+            "test_and_add": sql.Identifier(STORES[config.store]),
         }
         self._sql: dict[str, sql.Composable] = {"frontier_name": names["frontier"],
                                                 "stats_name": names["stats"]}
@@ -494,7 +542,7 @@ class Store:
             key: sql.SQL(text).format(**names)
             for key, text in (
                 ("schema", SCHEMA), ("upgrade", UPGRADE), ("indexes", INDEXES), ("push", PUSH), ("flush", FLUSH),
-                ("flush_stats", FLUSH_STATS),
+                ("flush_stats", FLUSH_STATS), ("flush_bloom", FLUSH_BLOOM),
                 ("live_claims", LIVE_CLAIMS), ("batch", BATCH), ("claim", CLAIM),
                 ("claim_polite", CLAIM_POLITE), ("renew", RENEW), ("pending", PENDING),
                 ("done", DONE), ("release", RELEASE), ("canonical", CANONICAL),
@@ -533,10 +581,7 @@ class Store:
         # the others wait for it and find them there
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('sbf_scrapy'))")
-            conn.execute(
-                "SELECT shared_bloom_create(%s, %s, %s, growth => %s, if_not_exists => true)",
-                (self.config.filter, self.config.capacity, self.config.fpr, self.config.growth),
-            )
+            self._make_filter(conn)
             if self._tables:
                 conn.execute(self._sql["schema"])
                 self._upgrade(conn)
@@ -545,6 +590,28 @@ class Store:
                 if self.config.flush_on_start and not self._flushed:
                     self._flushed = True
                     self._flush(conn, "SBF_FLUSH_ON_START")
+
+    def _make_filter(self, conn: psycopg.Connection) -> None:
+        """Makes the filter of SBF_STORE unless it exists (in the caller's
+        transaction, under the advisory lock); a table of the other kind
+        stops the crawl at start."""
+        store = self.config.store
+        kind, _ = conn.execute(FILTER_KIND, {"filter": self.config.filter}).fetchone()
+        if kind is not None and kind != store and (store == "exact" or kind == "exact"):
+            what = {"bloom": "a shared Bloom filter", "exact": "an exact store (a compressed"
+                    " seen)", "other": "neither a shared filter nor a compressed seen"}[kind]
+            self._fail(ValueError(
+                f"SBF_STORE is {store!r} but SBF_FILTER {self.config.filter!r} is {what}:"
+                " set SBF_STORE to the kind it is, or SBF_FILTER to another name"),
+                "the filter is of another kind")
+        if store == "exact":
+            if kind is None:
+                conn.execute("SELECT sieve_seen_create(%s)", (self.config.filter,))
+        else:
+            conn.execute(
+                "SELECT shared_bloom_create(%s, %s, %s, growth => %s, if_not_exists => true)",
+                (self.config.filter, self.config.capacity, self.config.fpr, self.config.growth),
+            )
 
     def _upgrade(self, conn: psycopg.Connection) -> None:
         """Brings a frontier made by an older sbf_scrapy to this one's
@@ -566,6 +633,11 @@ class Store:
                            " not emptied", why)
             return
         conn.execute(self._sql["flush"])
+        if self.config.store == "exact":
+            seen = conn.execute(FLUSH_EXACT, self._url_params).fetchone()[0]
+            conn.execute(sql.SQL("TRUNCATE {}").format(sql.SQL(seen)))
+        else:
+            conn.execute(self._sql["flush_bloom"])
         stats = self._sql["stats_name"].as_string(conn)
         if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (stats,)).fetchone()[0]:
             conn.execute(self._sql["flush_stats"])
@@ -666,15 +738,15 @@ class Store:
             finally:
                 self._inc("db_seconds", time.perf_counter() - started)
 
-    def _fail(self, exc: Exception):
+    def _fail(self, exc: Exception, why: str = "PostgreSQL refused a statement"):
         """Stops the crawl: logs the error, closes the spider with the
         reason "sbf_error", makes the process exit with status 1; raises
         StoreError."""
         if self.error is None:
             self.error = f"{type(exc).__name__}: {exc}".strip()
-            logger.error("sbf_scrapy: PostgreSQL refused a statement, the crawl stops"
+            logger.error("sbf_scrapy: %s, the crawl stops"
                          " (what is claimed and not done stays in the frontier): %s",
-                         self.error)
+                         why, self.error)
             if self.stats is not None:
                 self.stats.set_value("sbf/error", self.error)
             crawler = self._crawler() if self._crawler is not None else None
@@ -845,6 +917,47 @@ class Store:
                 self._flush(conn, why)
 
         self._run_guarded(call)
+
+    def compact(self, frontier: bool) -> None:
+        """Folds the exact store's online adds into its chunks
+        (sieve_seen_compact) when a crawler closes with SBF_PERSIST on:
+        best effort, if this role owns the seen, it has online adds, and
+        (with frontier) no other crawler holds a live claim.  A failure is
+        a warning."""
+        if self.config.store != "exact" or self.error is not None:
+            return
+        if not self._usable(self._conn):
+            return
+        conn = self._conn
+        try:
+            with conn.transaction():
+                kind, owner = conn.execute(FILTER_KIND, self._url_params).fetchone()
+                if kind != "exact":
+                    return
+                if not owner:
+                    logger.warning("sbf_scrapy: the exact store %r is not compacted: only its"
+                                   " owner may (sieve_seen_compact)", self.config.filter)
+                    return
+                if frontier and conn.execute(self._sql["live_claims"],
+                                             dict(self._claim_params, backend=None)
+                                             ).fetchone()[0]:
+                    logger.info("sbf_scrapy: another crawler is at work: the exact store is"
+                                " not compacted (the last crawler to close does it)")
+                    return
+                seen = conn.execute(FLUSH_EXACT, self._url_params).fetchone()[0]
+                if not conn.execute(sql.SQL(ONLINE_ADDS).format(seen=sql.SQL(seen))
+                                    ).fetchone()[0]:
+                    return
+                # the adds in progress are waited for, at most that long
+                conn.execute("SET LOCAL lock_timeout = '10s'")
+                started = time.monotonic()
+                folded = conn.execute(COMPACT, self._url_params).fetchone()[0]
+            logger.info("sbf_scrapy: the exact store %r compacted: %d online adds folded"
+                        " in %.2f s", self.config.filter, folded, time.monotonic() - started)
+            self._inc("compacted", folded)
+        except psycopg.Error as exc:
+            logger.warning("sbf_scrapy: the exact store %r is not compacted: %s",
+                           self.config.filter, exc)
 
     def release(self) -> None:
         """Puts this process's unfinished claims back in the queue (also
