@@ -15,9 +15,10 @@
 # page and index.html), in tables of its own: the same guarantees, and the
 # store holds exactly the site's URLs, every page done (none skipped), its
 # online adds folded into chunks by the last crawler to close.  A crawler
-# whose SBF_STORE is not the kind of the table SBF_FILTER names, or is
-# unknown, stops at start; SBF_FLUSH_ON_START empties the exact store, and
-# the push function tests and adds to it.
+# whose SBF_STORE is not the kind of the table SBF_FILTER names stops at
+# start, an unknown one is a ValueError; SBF_FLUSH_ON_START empties the
+# exact store, the push function tests and adds to it, and SbfDupeFilter
+# uses it, as a role that may not compact it.
 #
 # The client is installed as its users install it, with pip and no index;
 # the test fails if /usr/bin/python3 lacks Scrapy or psycopg (python3-scrapy
