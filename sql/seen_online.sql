@@ -40,6 +40,12 @@ BEGIN;
 SELECT seen_test_and_add('online_seen', ARRAY['https://f.example/']);
 ROLLBACK;
 SELECT seen_test_and_add('online_seen', ARRAY['https://f.example/', 'https://f.example/']);
+-- Under REPEATABLE READ our own adds are no conflict, even those of the
+-- same command, which the snapshot does not see yet
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT seen_test_and_add('online_seen', 'https://rr.example/'::text) FROM generate_series(1, 2);
+SELECT seen_test_and_add('online_seen', ARRAY['https://rr.example/', 'https://f.example/']);
+ROLLBACK;
 
 -- Folded into chunks: the same answers, no online add left
 SELECT sieve_seen_compact('online_seen') AS folded;

@@ -38,6 +38,7 @@
 
 #include "pg_version_compat.h"
 
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -51,6 +52,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "hash.h"
 #include "sieve.h"
@@ -138,6 +140,40 @@ online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
 }
 
 /*
+ * The row of the signature that an insertion met (at tid): under
+ * REPEATABLE READ or SERIALIZABLE, one that the transaction's snapshot
+ * does not see, another transaction's add committed after the snapshot
+ * was taken, is a serialization failure, as for ON CONFLICT DO NOTHING
+ * (ExecCheckTIDVisible).  Answered seen, the transaction would hold a
+ * "seen" that its own reads (sieve_contains, SELECT) deny, and a
+ * SERIALIZABLE one could commit what no serial order gives.  Our own row
+ * is no conflict, even one of this very command, which the snapshot does
+ * not see yet.
+ */
+static void
+check_conflict_visible(Relation seen, ItemPointer tid, TupleTableSlot *slot)
+{
+	bool		isnull;
+	TransactionId xmin;
+
+	if (!IsolationUsesXactSnapshot())
+		return;
+	ExecClearTuple(slot);
+	if (!table_tuple_fetch_row_version(seen, tid, SnapshotAny, slot))
+		elog(ERROR, "seen_test_and_add: failed to fetch the conflicting row");
+	if (table_tuple_satisfies_snapshot(seen, slot, GetTransactionSnapshot()))
+		return;
+	xmin = DatumGetTransactionId(slot_getsysattr(slot, MinTransactionIdAttributeNumber,
+												 &isnull));
+	if (!TransactionIdIsCurrentTransactionId(xmin))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent update"),
+				 errdetail("Another transaction added a signature of the batch to seen relation \"%s\" after this transaction's snapshot was taken.",
+						   RelationGetRelationName(seen))));
+}
+
+/*
  * Inserts (signature, NULL) unless a row of that signature is there or
  * comes, as ON CONFLICT DO NOTHING does (ExecInsert's speculative
  * insertion); true if it inserted, false if the signature was seen
@@ -165,7 +201,10 @@ insert_signature(Relation seen, ResultRelInfo *rri, EState *estate,
 
 		/* waits for an uncommitted row of the signature, then looks again */
 		if (!ExecCheckIndexConstraints_compat(rri, slot, estate, &conflict, arbiters))
+		{
+			check_conflict_visible(seen, &conflict, slot);
 			return false;
+		}
 
 		token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
 		table_tuple_insert_speculative(seen, slot, estate->es_output_cid, 0,
