@@ -77,6 +77,32 @@ SELECT count(*) AS seen_all FROM unnest(sieve_contains('online_seen',
 	ARRAY(SELECT 'https://seed.example/' || i FROM generate_series(1, 7000) i))) a
 WHERE a;
 
+-- More adds than a read holds at once (65,536) within the range of one
+-- chunk, which spans them all, as after a first flush of a few URLs: read
+-- in segments, every signature once and in order, a row a user inserted
+-- equal to a signature of the chunk kept once; then folded
+SELECT sieve_seen_create('online_wide');
+SELECT seen_test_and_add('online_wide',
+	ARRAY[-9000000000000000000, -1, 0, 5, 70001, 9000000000000000000]::bigint[]);
+SELECT sieve_seen_compact('online_wide') AS folded;
+SELECT count(*) FILTER (WHERE NOT a) AS new, count(*) FILTER (WHERE a) AS seen
+FROM unnest(seen_test_and_add('online_wide',
+	ARRAY(SELECT i * 2 - 1 FROM generate_series(-70000, 70000) i))) a;
+INSERT INTO online_wide VALUES (5, NULL);
+SELECT count(*) AS signatures, count(DISTINCT s) AS distinct_signatures,
+	   bool_and(s > prev) AS ascending, sum(s) AS total
+FROM (SELECT s, lag(s, 1, '-9223372036854775808'::bigint) OVER () AS prev
+	  FROM sieve_signatures('online_wide') s) x;
+SELECT sieve_seen_compact('online_wide') AS folded;
+SELECT count(*) AS signatures, count(DISTINCT s) AS distinct_signatures,
+	   bool_and(s > prev) AS ascending, sum(s) AS total,
+	   (SELECT count(*) FROM online_wide WHERE chunk IS NULL) AS online_adds
+FROM (SELECT s, lag(s, 1, '-9223372036854775808'::bigint) OVER () AS prev
+	  FROM sieve_signatures('online_wide') s) x;
+SELECT bool_and(a) AS all_seen FROM unnest(sieve_contains('online_wide',
+	ARRAY(SELECT i * 2 - 1 FROM generate_series(-70000, 70000) i))) a;
+DROP TABLE online_wide;
+
 -- sieve_flush and the online adds on one seen: a URL reaches the frontier
 -- once, by whichever path saw it first
 CREATE TABLE online_discovered (pos bigserial, url text);

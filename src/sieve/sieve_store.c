@@ -254,8 +254,16 @@ decode_row(Relation seen, TupleTableSlot *slot, AttrNumber head_att,
  * a chunk, sieve_online.c) whose heads lie between it and the next chunk
  * merged into it.  The primary key orders every row by head, and the
  * chunks' ranges are disjoint, so the adds read between two chunks are
- * exactly those past the first one's head and before the second's.
+ * exactly those past the first one's head and before the second's.  The
+ * adds held at once are bounded (READER_MAX_ADDS): when that many are
+ * read, they make a segment with the signatures of the chunk held that
+ * lie below the last of them, and the rest of the chunk waits for the
+ * adds after it.  A seen of online adds alone, or whose only chunk spans
+ * them all (a first flush of a few URLs), is then read in bounded memory,
+ * not in 16 bytes an add.
  */
+#define READER_MAX_ADDS		65536
+
 typedef struct ChunkReader
 {
 	Relation	seen;
@@ -314,14 +322,15 @@ reader_restart(ChunkReader *reader)
 }
 
 /*
- * The segment of the chunk held and the adds read after it (either may be
- * empty), merged in order; an add equal to a signature of the chunk (a row
- * a user inserted) is kept once
+ * The segment of the first nheld signatures of the chunk held and the adds
+ * read after it (either may be empty), merged in order; an add equal to a
+ * signature of the chunk (a row a user inserted) is kept once.  The rest
+ * of the chunk, which lies past the last add, stays held.
  */
 static void
-reader_emit(ChunkReader *reader)
+reader_emit_part(ChunkReader *reader, uint32 nheld)
 {
-	uint32		total = reader->nheld + reader->nadds;
+	uint32		total = nheld + reader->nadds;
 	uint32		i = 0;
 	uint32		j = 0;
 	uint32		n = 0;
@@ -331,12 +340,12 @@ reader_emit(ChunkReader *reader)
 		reader->size = total;
 		reader->signatures = repalloc_huge(reader->signatures, sizeof(int64) * total);
 	}
-	while (i < reader->nheld || j < reader->nadds)
+	while (i < nheld || j < reader->nadds)
 	{
 		int64		next;
 
 		if (j >= reader->nadds ||
-			(i < reader->nheld && reader->held[i] <= reader->adds[j]))
+			(i < nheld && reader->held[i] <= reader->adds[j]))
 		{
 			next = reader->held[i++];
 			if (j < reader->nadds && reader->adds[j] == next)
@@ -348,8 +357,19 @@ reader_emit(ChunkReader *reader)
 	}
 	reader->n = n;
 	reader->next = 0;
-	reader->nheld = reader->nadds = 0;
-	reader->holding = false;
+	reader->nadds = 0;
+	if (nheld < reader->nheld)
+		memmove(reader->held, reader->held + nheld,
+				sizeof(int64) * (reader->nheld - nheld));
+	reader->nheld -= nheld;
+	reader->holding = reader->nheld > 0;
+}
+
+/* The segment of the chunk held, whole, and the adds read after it */
+static void
+reader_emit(ChunkReader *reader)
+{
+	reader_emit_part(reader, reader->nheld);
 }
 
 /* Reads the next segment; false at the end of seen */
@@ -382,6 +402,16 @@ reader_next_chunk(ChunkReader *reader)
 			}
 			reader->adds[reader->nadds++] = head;
 			reader->nadded++;
+			if (reader->nadds >= READER_MAX_ADDS)
+			{
+				/* the adds, and the chunk held as far as the last of them */
+				uint32		below = 0;
+
+				while (below < reader->nheld && reader->held[below] <= head)
+					below++;
+				reader_emit_part(reader, below);
+				break;
+			}
 			continue;
 		}
 		if (reader->holding || reader->nadds > 0)
