@@ -103,6 +103,17 @@ SELECT bool_and(a) AS all_seen FROM unnest(sieve_contains('online_wide',
 	ARRAY(SELECT i * 2 - 1 FROM generate_series(-70000, 70000) i))) a;
 DROP TABLE online_wide;
 
+-- An online seen whose index of chunks was dropped: sieve_contains says
+-- so (rather than calling its adds corrupted chunks), sieve_seen_online
+-- makes the index again
+SELECT sieve_seen_create('online_noindex');
+SELECT seen_test_and_add('online_noindex', ARRAY['https://a.example/']);
+DROP INDEX online_noindex_head_idx;
+SELECT sieve_contains('online_noindex', ARRAY['https://a.example/']);
+SELECT sieve_seen_online('online_noindex');
+SELECT sieve_contains('online_noindex', ARRAY['https://a.example/', 'https://b.example/']);
+DROP TABLE online_noindex;
+
 -- sieve_flush and the online adds on one seen: a URL reaches the frontier
 -- once, by whichever path saw it first
 CREATE TABLE online_discovered (pos bigserial, url text);

@@ -342,6 +342,20 @@ contains_open(FunctionCallInfo fcinfo, Oid seen_oid)
 			cache->chunk_index = sieve_chunk_index(seen);
 			cache->head_att = get_attnum(seen_oid, "head");
 			cache->chunk_att = get_attnum(seen_oid, "chunk");
+
+			/*
+			 * An online seen whose index of chunks was dropped: its adds
+			 * would be read as corrupted chunks
+			 */
+			if (!OidIsValid(cache->chunk_index) &&
+				!TupleDescAttr(RelationGetDescr(seen), cache->chunk_att - 1)->attnotnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("compressed seen relation \"%s\" has no index of its chunks",
+								RelationGetRelationName(seen)),
+						 errdetail("Its column chunk may be NULL, for online adds, but it has no unique index on (head) WHERE chunk IS NOT NULL to find its chunks by."),
+						 errhint("SELECT sieve_seen_online('%s'); makes the index again.",
+								 sieve_qualified_name(seen))));
 		}
 		else
 			cache->index = check_plain(seen, "sieve_contains");
