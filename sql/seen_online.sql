@@ -126,6 +126,13 @@ SELECT url FROM online_frontier;
 SELECT seen_test_and_add('online_seen',
 	ARRAY['https://flushed.example/', 'https://online.example/', 'https://new.example/']);
 
+-- A second unique index on head is an arbiter too, as for ON CONFLICT DO
+-- NOTHING with no target: the adds go on, answered as before
+CREATE UNIQUE INDEX online_seen_head_again ON online_seen (head);
+SELECT seen_test_and_add('online_seen',
+	ARRAY['https://again.example/', 'https://a.example/', 'https://again.example/']);
+DROP INDEX online_seen_head_again;
+
 -- The crawler loop of docs/sieve.md: a page's links to the frontier, the
 -- new ones only, once each
 CREATE TABLE online_crawl_frontier (url text);

@@ -265,7 +265,14 @@ test_and_add(Oid seen_oid, OnlineItem *items, int n, bool *answers)
 	InitResultRelInfo(rri, seen, 1, NULL, 0);
 	ExecOpenIndices(rri, true);
 	slot = table_slot_create(seen, NULL);
-	arbiters = list_make1_oid(pk);
+	/*
+	 * Every unique index is an arbiter, as for ON CONFLICT DO NOTHING with
+	 * no target: a second unique index on head (or one being built by
+	 * REINDEX CONCURRENTLY) makes a concurrent add wait and answer seen,
+	 * not fail on a duplicate key.  The index of chunks takes no add (its
+	 * predicate is false for them).
+	 */
+	arbiters = NIL;
 	for (d = 0; d < ndistinct; d++)
 		if (!found[d])
 			found[d] = !insert_signature(seen, rri, estate, slot, arbiters,
