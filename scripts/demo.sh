@@ -228,21 +228,13 @@ sql "CREATE PROCEDURE live_session(me int, sessions int, store regclass, method 
 		END LOOP;
 		t0 := clock_timestamp();
 		FOR b IN me .. last_batch BY sessions LOOP
-			IF method = 'exact online' THEN
-				INSERT INTO marks
-				SELECT method, a.pos, a.seen
-				  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
-							   seen_test_and_add(store, array_agg(url ORDER BY pos)) AS seen
-						  FROM live_batches WHERE batch = b) x,
-					   unnest(x.pos, x.seen) AS a(pos, seen);
-			ELSE
-				INSERT INTO marks
-				SELECT method, a.pos, a.seen
-				  FROM (SELECT array_agg(pos ORDER BY pos) AS pos,
-							   shared_test_and_add(store, array_agg(url ORDER BY pos)) AS seen
-						  FROM live_batches WHERE batch = b) x,
-					   unnest(x.pos, x.seen) AS a(pos, seen);
-			END IF;
+			INSERT INTO marks
+			SELECT method, a.pos, a.seen
+			  FROM (SELECT array_agg(pos ORDER BY pos) AS pos, array_agg(url ORDER BY pos) AS urls
+					  FROM live_batches WHERE batch = b) x,
+				   unnest(x.pos, CASE WHEN method = 'exact online'
+									  THEN seen_test_and_add(store, x.urls)
+									  ELSE shared_test_and_add(store, x.urls) END) AS a(pos, seen);
 			GET DIAGNOSTICS answered = ROW_COUNT;
 			nbatches := nbatches + 1;
 			nrows := nrows + answered;

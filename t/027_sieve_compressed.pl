@@ -124,13 +124,7 @@ is($standby->safe_psql('postgres', $lookups), '100000|t|f',
 	'sieve_contains on the standby finds every URL of the stream and the one flushed after the backup');
 
 # 3. pg_dump and pg_restore carry it
-my $dump = $primary->basedir . '/sieve.dump';
-$primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
-	'pg_dump');
-$primary->safe_psql('postgres', 'CREATE DATABASE restored');
-$primary->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $primary->connstr('restored'), $dump ],
-	'pg_restore');
+SbfTest::dump_restore($primary, 'restored');
 is($primary->safe_psql('restored', $z), $primary->safe_psql('postgres', $z),
 	'the restored compressed seen holds the same signatures');
 $primary->safe_psql('restored', q{

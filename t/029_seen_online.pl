@@ -106,13 +106,7 @@ like($err, qr/read-only transaction|during recovery/,
 
 # 3. pg_dump and pg_restore carry the adds not yet folded
 my $before_dump = $primary->safe_psql('postgres', $state);
-my $dump = $primary->basedir . '/online.dump';
-$primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
-	'pg_dump');
-$primary->safe_psql('postgres', 'CREATE DATABASE restored');
-$primary->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $primary->connstr('restored'), $dump ],
-	'pg_restore');
+SbfTest::dump_restore($primary, 'restored');
 is($primary->safe_psql('restored', $state), $before_dump,
 	'the restored seen holds the same signatures, its online adds included');
 is($primary->safe_psql('restored', q{

@@ -285,4 +285,25 @@ sub no_crash
 	return;
 }
 
+=item dump_restore(node, database)
+
+pg_dump -Fc of database "postgres" of NODE, restored with pg_restore
+--exit-on-error into DATABASE, made anew on NODE: two passing tests.
+
+=cut
+
+sub dump_restore
+{
+	my ($node, $database) = @_;
+	my $dump = $node->basedir . "/$database.dump";
+	$node->command_ok(
+		[ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
+		'pg_dump');
+	$node->safe_psql('postgres', "CREATE DATABASE $database");
+	$node->command_ok(
+		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($database), $dump ],
+		'pg_restore');
+	return;
+}
+
 1;

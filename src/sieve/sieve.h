@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/relcache.h"
 
 /*
@@ -78,8 +79,20 @@ extern uint64 sieve_store_merge_online_adds(SieveStoreMerge *merge);
 extern uint64 sieve_store_merge_finish(SieveStoreMerge *merge);
 extern void sieve_store_merge_swap(SieveStoreMerge *merge, const char *caller);
 
-/* What every reader of a seen checks once it holds its lock (sieve_seen.c) */
+/*
+ * What every reader of a seen checks once it holds its lock, and a
+ * batch's signatures with their places, sorted (sieve_seen.c)
+ */
 extern void sieve_seen_check_readable(Relation seen, const char *caller);
+
+typedef struct SieveBatchItem
+{
+	int64		signature;
+	int			index;			/* the element's place in the array */
+} SieveBatchItem;
+
+extern SieveBatchItem *sieve_batch_items(ArrayType *values, int *nitems,
+										 int *nnulls);
 
 /*
  * A flush's temporary files (sieve_spill.c).  The URLs: write returns the

@@ -62,24 +62,6 @@ PG_FUNCTION_INFO_V1(seen_test_and_add);
 PG_FUNCTION_INFO_V1(seen_test_and_add_int8);
 PG_FUNCTION_INFO_V1(seen_test_and_add_array);
 
-/* A value of a batch: its signature and its place in the input */
-typedef struct OnlineItem
-{
-	int64		signature;
-	int			index;
-} OnlineItem;
-
-static int
-online_item_cmp(const void *a, const void *b)
-{
-	const OnlineItem *x = (const OnlineItem *) a;
-	const OnlineItem *y = (const OnlineItem *) b;
-
-	if (x->signature != y->signature)
-		return (x->signature > y->signature) - (x->signature < y->signature);
-	return (x->index > y->index) - (x->index < y->index);
-}
-
 /*
  * Opens seen for adding: where nextval() is refused (read-only, standby,
  * parallel) this is too; SELECT and INSERT on it; an online compressed
@@ -226,7 +208,7 @@ insert_signature(Relation seen, ResultRelInfo *rri, EState *estate,
  * earlier add or an earlier item of the batch
  */
 static void
-test_and_add(Oid seen_oid, OnlineItem *items, int n, bool *answers)
+test_and_add(Oid seen_oid, SieveBatchItem *items, int n, bool *answers)
 {
 	Oid			pk;
 	Oid			chunk_index;
@@ -303,7 +285,7 @@ seen_test_and_add(PG_FUNCTION_ARGS)
 	SbfElementKind kind = sbf_varlena_kind(fcinfo, 1);
 	struct varlena *value = (struct varlena *)
 		DatumGetPointer(sbf_refuse_misread_text(PG_GETARG_DATUM(1), kind));
-	OnlineItem	item;
+	SieveBatchItem	item;
 	bool		answer;
 
 	value = pg_detoast_datum_packed(value);
@@ -317,7 +299,7 @@ seen_test_and_add(PG_FUNCTION_ARGS)
 Datum
 seen_test_and_add_int8(PG_FUNCTION_ARGS)
 {
-	OnlineItem	item;
+	SieveBatchItem	item;
 	bool		answer;
 
 	item.signature = PG_GETARG_INT64(1);
@@ -338,19 +320,14 @@ Datum
 seen_test_and_add_array(PG_FUNCTION_ARGS)
 {
 	ArrayType  *values = PG_GETARG_ARRAYTYPE_P(1);
-	Oid			elemtype = ARR_ELEMTYPE(values);
 	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
-	OnlineItem *items;
+	SieveBatchItem *items;
 	bool	   *answers;
-	ArrayIterator it;
-	Datum		value;
-	bool		isnull;
-	int			nitems = 0;
-	int			nnulls = 0;
-	int			i;
+	int			nitems;
+	int			nnulls;
 	ArrayType  *result;
 
-	if (elemtype == TEXTOID)
+	if (ARR_ELEMTYPE(values) == TEXTOID)
 		sbf_refuse_bytea_hex_elements(values);
 	if (nelems == 0)
 	{
@@ -358,30 +335,7 @@ seen_test_and_add_array(PG_FUNCTION_ARGS)
 		test_and_add(PG_GETARG_OID(0), NULL, 0, NULL);
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
 	}
-	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OnlineItem) * nelems);
-	it = array_create_iterator(values, 0, NULL);
-	for (i = 0; array_iterate(it, &value, &isnull); i++)
-	{
-		if (i % 4096 == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (isnull)
-		{
-			nnulls++;
-			continue;
-		}
-		if (elemtype == INT8OID)
-			items[nitems].signature = DatumGetInt64(value);
-		else
-		{
-			struct varlena *v = (struct varlena *) DatumGetPointer(value);
-
-			v = pg_detoast_datum_packed(v);
-			items[nitems].signature = sbf_signature(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-		}
-		items[nitems++].index = i;
-	}
-	array_free_iterator(it);
-	qsort(items, nitems, sizeof(OnlineItem), online_item_cmp);
+	items = sieve_batch_items(values, &nitems, &nnulls);
 	answers = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * nelems);
 	memset(answers, 0, sizeof(bool) * nelems);
 	test_and_add(PG_GETARG_OID(0), items, nitems, answers);

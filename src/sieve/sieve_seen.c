@@ -423,20 +423,59 @@ sieve_contains(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(found);
 }
 
-/* A signature of a batch and its place in the input */
-typedef struct ContainsItem
-{
-	int64		signature;
-	int			index;
-} ContainsItem;
-
 static int
-item_cmp(const void *a, const void *b)
+batch_item_cmp(const void *a, const void *b)
 {
-	int64		x = ((const ContainsItem *) a)->signature;
-	int64		y = ((const ContainsItem *) b)->signature;
+	const SieveBatchItem *x = (const SieveBatchItem *) a;
+	const SieveBatchItem *y = (const SieveBatchItem *) b;
 
-	return (x > y) - (x < y);
+	if (x->signature != y->signature)
+		return (x->signature > y->signature) - (x->signature < y->signature);
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * The signatures of the elements of a non-empty array (url_signature of a
+ * text's or a bytea's bytes; a bigint is one), each with its place in the
+ * array, sorted by signature, then place; *nitems of them, the NULL
+ * elements counted in *nnulls.  An array may hold MaxArraySize elements:
+ * 16 bytes an item.
+ */
+SieveBatchItem *
+sieve_batch_items(ArrayType *values, int *nitems, int *nnulls)
+{
+	int			nelems = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values));
+	bool		signatures_given = ARR_ELEMTYPE(values) == INT8OID;
+	SieveBatchItem *items = MemoryContextAllocHuge(CurrentMemoryContext,
+												   sizeof(SieveBatchItem) * Max(nelems, 1));
+	ArrayIterator it = array_create_iterator(values, 0, NULL);
+	Datum		value;
+	bool		isnull;
+	int			i;
+
+	*nitems = *nnulls = 0;
+	for (i = 0; array_iterate(it, &value, &isnull); i++)
+	{
+		if (i % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (isnull)
+		{
+			(*nnulls)++;
+			continue;
+		}
+		if (signatures_given)
+			items[*nitems].signature = DatumGetInt64(value);
+		else
+		{
+			struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+
+			items[*nitems].signature = sbf_signature(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+		}
+		items[(*nitems)++].index = i;
+	}
+	array_free_iterator(it);
+	qsort(items, *nitems, sizeof(SieveBatchItem), batch_item_cmp);
+	return items;
 }
 
 /*
@@ -454,19 +493,15 @@ Datum
 sieve_contains_array(PG_FUNCTION_ARGS)
 {
 	ArrayType  *urls = PG_GETARG_ARRAYTYPE_P(1);
-	bool		signatures_given = ARR_ELEMTYPE(urls) == INT8OID;
 	int			nelems = ArrayGetNItems(ARR_NDIM(urls), ARR_DIMS(urls));
 	Relation	seen = contains_open(fcinfo, PG_GETARG_OID(0));
-	ContainsItem *items;
+	SieveBatchItem *items;
 	int64	   *distinct;
 	bool	   *found;
 	bool	   *answers;
-	ArrayIterator it;
-	Datum		value;
-	bool		isnull;
-	int			nitems = 0;
+	int			nitems;
 	int			ndistinct = 0;
-	int			nnulls = 0;
+	int			nnulls;
 	int			i;
 	ArrayType  *result;
 
@@ -475,31 +510,7 @@ sieve_contains_array(PG_FUNCTION_ARGS)
 		table_close(seen, NoLock);
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
 	}
-	/* an array may hold MaxArraySize elements, 16 bytes an item each */
-	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(ContainsItem) * nelems);
-	it = array_create_iterator(urls, 0, NULL);
-	for (i = 0; array_iterate(it, &value, &isnull); i++)
-	{
-		if (i % 4096 == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (isnull)
-		{
-			nnulls++;
-			continue;
-		}
-		if (signatures_given)
-			items[nitems].signature = DatumGetInt64(value);
-		else
-		{
-			text	   *url = DatumGetTextPP(value);
-
-			items[nitems].signature = sbf_signature(VARDATA_ANY(url),
-													VARSIZE_ANY_EXHDR(url));
-		}
-		items[nitems++].index = i;
-	}
-	array_free_iterator(it);
-	qsort(items, nitems, sizeof(ContainsItem), item_cmp);
+	items = sieve_batch_items(urls, &nitems, &nnulls);
 
 	distinct = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(nitems, 1));
 	for (i = 0; i < nitems; i++)
