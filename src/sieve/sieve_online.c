@@ -70,7 +70,7 @@ PG_FUNCTION_INFO_V1(seen_test_and_add_array);
  * would not check (but the primary key, which they do)
  */
 static Relation
-online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
+online_open(Oid seen_oid, Oid *chunk_index)
 {
 	Relation	seen;
 	AclResult	aclresult;
@@ -91,7 +91,8 @@ online_open(Oid seen_oid, Oid *pk, Oid *chunk_index)
 				 errmsg("seen relation \"%s\" is not a compressed seen",
 						RelationGetRelationName(seen)),
 				 errhint("seen_test_and_add adds to a compressed seen made by sieve_seen_create.")));
-	*pk = sieve_store_check(seen, "seen_test_and_add");
+	/* its primary key, every unique index an arbiter (test_and_add) */
+	(void) sieve_store_check(seen, "seen_test_and_add");
 	chunk_att = get_attnum(seen_oid, "chunk");
 	*chunk_index = sieve_chunk_index(seen);
 	if (!OidIsValid(*chunk_index))
@@ -210,9 +211,8 @@ insert_signature(Relation seen, ResultRelInfo *rri, EState *estate,
 static void
 test_and_add(Oid seen_oid, SieveBatchItem *items, int n, bool *answers)
 {
-	Oid			pk;
 	Oid			chunk_index;
-	Relation	seen = online_open(seen_oid, &pk, &chunk_index);
+	Relation	seen = online_open(seen_oid, &chunk_index);
 	AttrNumber	head_att = get_attnum(seen_oid, "head");
 	AttrNumber	chunk_att = get_attnum(seen_oid, "chunk");
 	int64	   *distinct;
