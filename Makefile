@@ -12,6 +12,7 @@ OBJS = \
 	src/sbf.o \
 	src/common/hash.o \
 	src/common/value_io.o \
+	src/common/misread.o \
 	src/common/sizing.o \
 	src/filters/bloom.o \
 	src/filters/bloom_agg.o \

@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * value_io.h
- *	  Text and binary framing shared by the sbf types, the bool[] answers
- *	  of the functions taking arrays, and the refusal of a text that a
- *	  driver sent for another shape.
+ *	  Text and binary framing shared by the sbf types, and the bool[]
+ *	  answers of the functions taking arrays.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,8 +15,6 @@
 #include "lib/stringinfo.h"
 #include "utils/array.h"
 
-#include "hash.h"
-
 extern struct varlena *sbf_value_from_text(const char *str, const char *typname);
 extern char *sbf_value_to_text(const struct varlena *value);
 extern struct varlena *sbf_value_from_binary(StringInfo buf, const char *typname);
@@ -28,8 +25,6 @@ extern void *sbf_palloc0(Size size);
 extern void sbf_check_magic(const struct varlena *value, uint32 magic,
 							uint16 version, const char *typname,
 							int sqlstate);
-extern Datum sbf_refuse_misread_text(Datum value, SbfElementKind kind);
-extern void sbf_refuse_bytea_hex_elements(ArrayType *values);
 extern ArrayType *sbf_answers_array(const ArrayType *values, const bool *answers,
 									int n, int nnulls);
 

@@ -19,7 +19,6 @@
 #include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "tcop/utility.h"
 #include "utils/array.h"
@@ -29,6 +28,7 @@
 
 #include "batch_sort.h"
 #include "bloom.h"
+#include "misread.h"
 #include "shared.h"
 #include "value_io.h"
 

@@ -55,6 +55,7 @@
 #include "utils/snapmgr.h"
 
 #include "hash.h"
+#include "misread.h"
 #include "sieve.h"
 #include "value_io.h"
 
